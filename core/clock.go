@@ -1,0 +1,147 @@
+package core
+
+import (
+	"sync"
+	"time"
+)
+
+// ClockMode is how the Clock runs.
+type ClockMode string
+
+// The clock modes (DESIGN.md control API).
+const (
+	ClockReal   ClockMode = "real"   // wall time
+	ClockFrozen ClockMode = "frozen" // stands still until advanced or resumed
+	ClockOffset ClockMode = "offset" // runs at wall speed, ahead of wall time
+)
+
+// Clock is lapse's one source of time (EM-1). It reads the wall time from the
+// function it is given, so core itself never calls time.Now. Safe for
+// concurrent use.
+type Clock struct {
+	wall func() time.Time
+
+	mu       sync.Mutex
+	offset   time.Duration // added to wall time while running
+	frozen   bool
+	frozenAt time.Time
+	last     time.Time // the latest instant handed out, so time never goes back
+	changed  []func()
+}
+
+// NewClock returns a running Clock that follows wall.
+func NewClock(wall func() time.Time) *Clock {
+	return &Clock{wall: wall}
+}
+
+// Now returns the current time of the clock, never earlier than any time it
+// returned before.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nowLocked()
+}
+
+func (c *Clock) nowLocked() time.Time {
+	var t time.Time
+	if c.frozen {
+		t = c.frozenAt
+	} else {
+		t = c.wall().Add(c.offset)
+	}
+	if t.Before(c.last) {
+		t = c.last
+	}
+	c.last = t
+	return t
+}
+
+// Mode returns how the clock runs.
+func (c *Clock) Mode() ClockMode {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.frozen:
+		return ClockFrozen
+	case c.offset != 0:
+		return ClockOffset
+	}
+	return ClockReal
+}
+
+// OnChange registers fn to be called (outside the clock's lock) after every
+// Freeze, Resume, Advance and Set. The expiry scheduler uses it to wake up.
+func (c *Clock) OnChange(fn func()) {
+	c.mu.Lock()
+	c.changed = append(c.changed, fn)
+	c.mu.Unlock()
+}
+
+func (c *Clock) notify() {
+	c.mu.Lock()
+	fns := append([]func(){}, c.changed...)
+	c.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+// Freeze stops the clock at the current time.
+func (c *Clock) Freeze() time.Time {
+	c.mu.Lock()
+	now := c.nowLocked()
+	c.frozen, c.frozenAt = true, now
+	c.mu.Unlock()
+	c.notify()
+	return now
+}
+
+// Resume lets a frozen clock run again from where it stands.
+func (c *Clock) Resume() time.Time {
+	c.mu.Lock()
+	now := c.nowLocked()
+	if c.frozen {
+		c.frozen = false
+		c.offset = now.Sub(c.wall())
+	}
+	c.mu.Unlock()
+	c.notify()
+	return now
+}
+
+// Advance moves the clock forward by d, which must not be negative, and
+// returns the new time.
+func (c *Clock) Advance(d time.Duration) (time.Time, error) {
+	if d < 0 {
+		return time.Time{}, Errorf(EINVALID, "cannot advance the clock by a negative duration %s", d)
+	}
+	c.mu.Lock()
+	now := c.nowLocked().Add(d)
+	c.setLocked(now)
+	c.mu.Unlock()
+	c.notify()
+	return now, nil
+}
+
+// Set moves the clock to t, which must not be before the current time.
+func (c *Clock) Set(t time.Time) (time.Time, error) {
+	c.mu.Lock()
+	now := c.nowLocked()
+	if t.Before(now) {
+		c.mu.Unlock()
+		return time.Time{}, Errorf(EINVALID, "cannot set the clock back from %s to %s", now.Format(time.RFC3339Nano), t.Format(time.RFC3339Nano))
+	}
+	c.setLocked(t)
+	c.mu.Unlock()
+	c.notify()
+	return t, nil
+}
+
+func (c *Clock) setLocked(t time.Time) {
+	if c.frozen {
+		c.frozenAt = t
+	} else {
+		c.offset = t.Sub(c.wall())
+	}
+	c.last = t
+}

@@ -1,0 +1,141 @@
+package core
+
+import "time"
+
+// Protocol names, as entities and events carry them.
+const (
+	ServiceBus = "servicebus"
+	RabbitMQ   = "rabbitmq"
+	Cosmos     = "cosmos"
+)
+
+// EntityKey names an entity: its protocol and a name unique within it. Each
+// protocol picks its own naming (a RabbitMQ queue is "vhost/queue", a Cosmos
+// container "db/container", a Service Bus subscription "topic/Subscriptions/sub").
+type EntityKey struct {
+	Protocol string `json:"protocol"`
+	Name     string `json:"name"`
+}
+
+// String returns "protocol:name".
+func (k EntityKey) String() string { return k.Protocol + ":" + k.Name }
+
+// Entity is a named container of items with the Policy that governs their
+// expiry. Entities without items (a RabbitMQ exchange, a Cosmos database) are
+// entities too, so that everything a protocol keeps goes through core.
+type Entity struct {
+	EntityKey
+	// Kind is the protocol's word for it: "queue", "topic", "subscription",
+	// "exchange", "database", "container", ...
+	Kind string `json:"kind"`
+	// Parent is the name of the entity this one belongs to (a subscription's
+	// topic, a container's database, a dead-letter queue's queue), or "".
+	Parent string `json:"parent,omitempty"`
+	// DeadLetterQueue names the entity of the same protocol that holds this
+	// one's dead letters, if it has one; its item count shows as this
+	// entity's dead-lettered count.
+	DeadLetterQueue string `json:"deadLetterQueue,omitempty"`
+	// Durable entities and their persistent items are kept in the Store;
+	// others live in memory only (a non-durable RabbitMQ queue).
+	Durable bool `json:"durable"`
+	// Policy is what the adapters made of the protocol's settings.
+	Policy Policy `json:"policy"`
+	// Settings are the entity's settings in the protocol's own words, for
+	// people ("x-message-ttl" = "60000").
+	Settings []Setting `json:"settings,omitempty"`
+	// Meta is the protocol's own description of the entity, opaque to core.
+	Meta []byte `json:"meta,omitempty"`
+	// Created is when the entity was created.
+	Created time.Time `json:"created"`
+	// LastSeq is the highest item sequence number the entity has used.
+	LastSeq uint64 `json:"lastSeq"`
+}
+
+// Setting is one entity setting in the protocol's words.
+type Setting struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// ExpiryBase says what an item's TTL counts from.
+type ExpiryBase uint8
+
+const (
+	// FromEnqueue counts from the (possibly scheduled) enqueue time (SB-1, RB-1).
+	FromEnqueue ExpiryBase = iota
+	// FromModified counts from the last modification (CO-1).
+	FromModified
+)
+
+// ExpireAction says what happens to an item when it expires.
+type ExpireAction uint8
+
+const (
+	// Drop removes the expired item.
+	Drop ExpireAction = iota
+	// DeadLetter hands the expired item to the protocol's DeadLetterFunc.
+	DeadLetter
+)
+
+// Use is one kind of operation on an entity, for idle deletion (SB-10, RB-8).
+type Use uint32
+
+// The uses an entity can see. A Policy's IdleUses says which of them keep the
+// entity alive.
+const (
+	UseSend     Use = 1 << iota // a message or item is sent or published
+	UseReceive                  // a message is received (peek-lock, receive-and-delete, basic.get)
+	UseBrowse                   // peek / browse
+	UseUpdate                   // the entity's settings are updated
+	UseSchedule                 // a scheduled message is added or cancelled
+	UseDeclare                  // the entity is declared again (passive too)
+	UseConsume                  // a consumer attaches
+	UseRule                     // a rule or binding is added
+	UseChild                    // any operation on a child entity (a topic's subscriptions)
+	UseForward                  // auto-forwarding through the entity
+)
+
+// Policy is what an entity's protocol settings mean for expiry, produced by
+// the adapters. It is plain data, kept with the entity in the Store.
+type Policy struct {
+	// DefaultTTL applies to items that carry no TTL of their own.
+	DefaultTTL TTL `json:"defaultTtl"`
+	// MaxTTL is a ceiling on an item's own TTL (SB-2, RB-5); unset for none.
+	MaxTTL TTL `json:"maxTtl"`
+	// IgnoreItemTTL makes items' own TTLs have no effect (CO-2).
+	IgnoreItemTTL bool `json:"ignoreItemTtl,omitempty"`
+	// Base says what TTLs count from.
+	Base ExpiryBase `json:"base"`
+	// Retroactive: a policy change recomputes the expiry of stored items
+	// (CO-7); otherwise it applies to items enqueued afterwards (SB-12).
+	Retroactive bool `json:"retroactive,omitempty"`
+	// OnExpire says what expiry does.
+	OnExpire ExpireAction `json:"onExpire"`
+	// HeadOnly expires items only when they reach the head of the queue
+	// (RB-7): an expired item behind a live one stays until it is at the head.
+	HeadOnly bool `json:"headOnly,omitempty"`
+	// IdleTTL deletes the entity after that long without a use counted by
+	// IdleUses; unset or Forever for never.
+	IdleTTL TTL `json:"idleTtl"`
+	// IdleUses are the uses that keep the entity alive.
+	IdleUses Use `json:"idleUses,omitempty"`
+	// IdleOnlyWithoutConsumers runs the idle timer only while the entity has
+	// no consumers (RB-8).
+	IdleOnlyWithoutConsumers bool `json:"idleOnlyWithoutConsumers,omitempty"`
+	// Rules name the SEMANTICS.md rule behind each decision, for events and
+	// for the explanation shown with each item.
+	Rules RuleIDs `json:"rules"`
+}
+
+// RuleIDs names the rules (SEMANTICS.md IDs) an entity's policy applies.
+type RuleIDs struct {
+	ItemTTL    string `json:"itemTtl,omitempty"`    // the item's own TTL set its expiry
+	DefaultTTL string `json:"defaultTtl,omitempty"` // the entity default set it
+	Ceiling    string `json:"ceiling,omitempty"`    // the item's TTL was cut to the ceiling
+	Never      string `json:"never,omitempty"`      // nothing makes the item expire
+	Scheduled  string `json:"scheduled,omitempty"`  // expiry counts from a scheduled enqueue time
+	Expire     string `json:"expire,omitempty"`     // the expiry action (drop or dead-letter)
+	LockLost   string `json:"lockLost,omitempty"`   // a lock ran out or an item came back from a lock
+	Idle       string `json:"idle,omitempty"`       // idle deletion
+	Deferred   string `json:"deferred,omitempty"`   // a deferred item found expired when taken
+}

@@ -1,0 +1,92 @@
+package core
+
+import (
+	"context"
+	"sync"
+)
+
+// OpKind is the kind of a store operation.
+type OpKind uint8
+
+// The operations the engine sends to the Store, in the order it made them.
+const (
+	OpPutEntity    OpKind = iota + 1 // create or replace Entity (items stay)
+	OpDeleteEntity                   // delete the entity Key and all its items
+	OpPutItem                        // create or replace Item (by Key and Item.Seq)
+	OpDeleteItem                     // delete item Seq of entity Key
+	OpReset                          // delete every entity and item
+)
+
+// Op is one change to persist.
+type Op struct {
+	Kind   OpKind
+	Key    EntityKey
+	Entity *Entity // OpPutEntity
+	Item   *Item   // OpPutItem
+	Seq    uint64  // OpDeleteItem
+}
+
+// Store is what the engine needs from persistence.
+//
+// Append queues ops to be applied in the order of Append calls and returns a
+// Commit that completes once they are durable. It must not wait for I/O: the
+// engine calls it inside its critical section, which is how the order of
+// ops matches the order of changes. A store may commit the ops of many
+// Append calls together (group commit).
+//
+// Load calls entity for every stored entity, then item for each of its items
+// in ascending Seq order. An entity's LastSeq is at least the highest Seq of
+// any item ever put for it, even if that item was deleted.
+type Store interface {
+	Load(ctx context.Context, entity func(Entity) error, item func(EntityKey, Item) error) error
+	Append(ops []Op) *Commit
+}
+
+// Commit completes when the ops of one Append are durable, or failed.
+type Commit struct {
+	done chan struct{}
+	once sync.Once
+	err  error
+}
+
+// NewCommit returns a Commit that is not yet done.
+func NewCommit() *Commit { return &Commit{done: make(chan struct{})} }
+
+// Done completes the Commit with err (nil for success); later calls do nothing.
+func (c *Commit) Done(err error) {
+	c.once.Do(func() {
+		c.err = err
+		close(c.done)
+	})
+}
+
+// Wait returns when the Commit is done, with its error, or ctx's error when
+// ctx ends first. A nil Commit is done and succeeded.
+func (c *Commit) Wait(ctx context.Context) error {
+	if c == nil {
+		return nil
+	}
+	select {
+	case <-c.done:
+		return c.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// DoneChan returns a channel closed when the Commit is done.
+func (c *Commit) DoneChan() <-chan struct{} {
+	if c == nil {
+		return closedChan
+	}
+	return c.done
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// committed is a Commit that is done already.
+func committed(err error) *Commit {
+	c := NewCommit()
+	c.Done(err)
+	return c
+}

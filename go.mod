@@ -1,0 +1,3 @@
+module github.com/lapse-emulator/lapse
+
+go 1.26
