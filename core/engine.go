@@ -1,9 +1,274 @@
 package core
 
-// Tx is the engine's critical section as a DeadLetterFunc sees it.
-type Tx struct {
-	e *Engine
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Engine is the expiring-entity engine: every entity and item of every
+// protocol, one scheduler of due times, and the event log. It is safe for
+// concurrent use. It never reads the time itself: every call takes now, the
+// caller's reading of the Clock, and applies everything due up to it before
+// doing anything else, so no call ever sees an item whose due time has
+// passed (SB-6, RB-3, CO-6). Between calls the caller drives it with Advance.
+type Engine struct {
+	cfg Config
+
+	mu       sync.Mutex
+	entities map[EntityKey]*entity
+	timers   timerHeap
+	protos   map[string]ProtocolHooks
+	events   eventLog
+	ops      []Op // changes to persist, made by the current call
+	notify   []EntityKey
+	deleted  []Entity
+	lastNext int64 // the earliest due time reported to Wake
+	now      time.Time
+	inTx     bool
 }
 
-// Engine is the expiring-entity engine.
-type Engine struct{}
+// Config configures an Engine.
+type Config struct {
+	// Store keeps durable entities and persistent items; nil keeps nothing.
+	Store Store
+	// EventLogSize bounds the event log (default 10,000).
+	EventLogSize int
+	// Wake is called, outside the engine's lock, when the earliest due time
+	// may have moved earlier than the one NextDue last gave. It must not block.
+	Wake func()
+}
+
+// ProtocolHooks is what a protocol front-end tells the engine about its
+// entities. Every field may be nil.
+type ProtocolHooks struct {
+	// DeadLetter moves dead-lettered items; nil drops them.
+	DeadLetter DeadLetterFunc
+	// Available is called, outside the lock, when items became available in
+	// an entity (enqueued, returned from a lock, scheduled time reached).
+	Available func(EntityKey)
+	// Deleted is called, outside the lock, when the engine itself deleted an
+	// entity (idle deletion, SB-10, RB-8).
+	Deleted func(Entity)
+}
+
+// NewEngine returns an empty engine. Call Register for each protocol, then
+// Recover to load what the Store holds.
+func NewEngine(cfg Config) *Engine {
+	if cfg.EventLogSize <= 0 {
+		cfg.EventLogSize = 10000
+	}
+	return &Engine{
+		cfg:      cfg,
+		entities: make(map[EntityKey]*entity),
+		protos:   make(map[string]ProtocolHooks),
+		events:   newEventLog(cfg.EventLogSize),
+		lastNext: maxInt64,
+	}
+}
+
+const maxInt64 = int64(^uint64(0) >> 1)
+
+// Register sets the hooks of a protocol's front-end.
+func (e *Engine) Register(protocol string, h ProtocolHooks) {
+	e.mu.Lock()
+	e.protos[protocol] = h
+	e.mu.Unlock()
+}
+
+// lock takes the engine's lock and applies everything due up to now.
+func (e *Engine) lock(now time.Time) {
+	e.mu.Lock()
+	if now.After(e.now) {
+		e.now = now
+	}
+	e.runDue(e.now)
+}
+
+// unlock hands the call's changes to the store, releases the lock and runs
+// the hooks. It returns the Commit of the changes (nil when none).
+func (e *Engine) unlock() *Commit {
+	// What the call made due now (a TTL of 0, an item returned from its lock
+	// after its expiry) is applied before anyone else looks.
+	e.runDue(e.now)
+	var c *Commit
+	if len(e.ops) > 0 {
+		if e.cfg.Store != nil {
+			c = e.cfg.Store.Append(e.ops)
+		}
+		e.ops = nil
+	}
+	notify, deleted := e.notify, e.deleted
+	e.notify, e.deleted = nil, nil
+	wake := false
+	if t, ok := e.timers.min(); ok && t.at < e.lastNext {
+		e.lastNext = t.at
+		wake = true
+	}
+	protos := e.protos
+	e.mu.Unlock()
+
+	if wake && e.cfg.Wake != nil {
+		e.cfg.Wake()
+	}
+	for _, k := range notify {
+		if h := protos[k.Protocol].Available; h != nil {
+			h(k)
+		}
+	}
+	for _, ent := range deleted {
+		if h := protos[ent.Protocol].Deleted; h != nil {
+			h(ent)
+		}
+	}
+	return c
+}
+
+// Advance applies everything due up to now: expiries, lock expiries,
+// scheduled enqueues and idle deletions (EM-1). It returns how many events it
+// recorded.
+func (e *Engine) Advance(now time.Time) int {
+	e.mu.Lock()
+	before := e.events.next
+	if now.After(e.now) {
+		e.now = now
+	}
+	e.runDue(e.now)
+	n := int(e.events.next - before)
+	e.unlock()
+	return n
+}
+
+// NextDue returns the earliest pending due time, if any.
+func (e *Engine) NextDue() (time.Time, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t, ok := e.timers.min()
+	if !ok {
+		e.lastNext = maxInt64
+		return time.Time{}, false
+	}
+	e.lastNext = t.at
+	return time.Unix(0, t.at).UTC(), true
+}
+
+// Recover loads what the Store holds, restarts idle leases from now, and
+// applies everything that fell due while lapse was not running (RB-13).
+// Register the protocols' hooks first: items that expired during the
+// downtime are dead-lettered through them.
+func (e *Engine) Recover(ctx context.Context, now time.Time) error {
+	if e.cfg.Store == nil {
+		return nil
+	}
+	e.mu.Lock()
+	var cur *entity
+	err := e.cfg.Store.Load(ctx, func(en Entity) error {
+		ent := newEntity(en)
+		e.entities[en.EntityKey] = ent
+		cur = ent
+		return nil
+	}, func(k EntityKey, it Item) error {
+		if cur == nil || cur.EntityKey != k {
+			cur = e.entities[k]
+			if cur == nil {
+				return Errorf(EINTERNAL, "store holds item %d of unknown entity %s", it.Seq, k)
+			}
+		}
+		if it.State == Locked {
+			it.State = Active
+			it.LockedUntil = time.Time{}
+		}
+		if it.Seq > cur.LastSeq {
+			cur.LastSeq = it.Seq
+		}
+		x := &item{Item: it}
+		x.t.idx = -1
+		if cur.Policy.Retroactive {
+			computeDue(cur, x)
+		}
+		e.add(cur, x) // a scheduled item whose time came while lapse was down is activated by runDue
+		return nil
+	})
+	if err != nil {
+		e.mu.Unlock()
+		return err
+	}
+	if now.After(e.now) {
+		e.now = now
+	}
+	for _, ent := range e.entities {
+		ent.lastUsed = e.now
+		e.armIdle(ent)
+	}
+	e.runDue(e.now)
+	e.unlock()
+	return nil
+}
+
+// Reset drops every entity and item of every protocol.
+func (e *Engine) Reset(now time.Time) *Commit {
+	e.lock(now)
+	for _, ent := range e.entities {
+		e.dropEntity(ent)
+	}
+	clear(e.entities)
+	e.timers = nil
+	e.ops = append(e.ops, Op{Kind: OpReset})
+	return e.unlock()
+}
+
+// Events returns recorded events matching q, oldest first.
+func (e *Engine) Events(q EventQuery) []Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.events.query(q)
+}
+
+// Subscribe returns a subscription to every event recorded from now on.
+// Events that do not fit in its buffer of size buf are dropped and counted.
+func (e *Engine) Subscribe(buf int) *Subscription {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.events.subscribe(buf)
+}
+
+// Unsubscribe ends a subscription and closes its channel.
+func (e *Engine) Unsubscribe(s *Subscription) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.events.unsubscribe(s)
+}
+
+// entityLocked returns the entity k or ENOTFOUND.
+func (e *Engine) entityLocked(k EntityKey) (*entity, error) {
+	ent := e.entities[k]
+	if ent == nil {
+		return nil, Errorf(ENOTFOUND, "%s %q not found", kindOrEntity(""), k.Name)
+	}
+	return ent, nil
+}
+
+func kindOrEntity(kind string) string {
+	if kind == "" {
+		return "entity"
+	}
+	return kind
+}
+
+// sortedEntities returns the entities of protocol ("" for all) in key order.
+func (e *Engine) sortedEntities(protocol string) []*entity {
+	out := make([]*entity, 0, len(e.entities))
+	for _, ent := range e.entities {
+		if protocol == "" || ent.Protocol == protocol {
+			out = append(out, ent)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Protocol != out[j].Protocol {
+			return out[i].Protocol < out[j].Protocol
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}

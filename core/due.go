@@ -1,0 +1,211 @@
+package core
+
+import (
+	"fmt"
+	"time"
+)
+
+// why says which branch of the policy set an item's expiry; the text for
+// people is made from it only when someone looks (Items, events), so the hot
+// path formats no strings.
+type why uint8
+
+const (
+	whyLoaded  why = iota // read from the store: Reason holds the text
+	whyItem               // the item's own TTL
+	whyCeiling            // the item's own TTL, cut to the entity's maximum
+	whyDefault            // the entity's default TTL
+	whyNever              // nothing makes it expire
+	whyIgnored            // the item's TTL has no effect (CO-2)
+)
+
+// computeDue sets the item's effective TTL, due time and rule from the
+// entity's policy: the item's own TTL if it has one, cut to the ceiling;
+// else the entity default (SB-2, RB-5, CO-3, CO-4).
+func computeDue(ent *entity, x *item) {
+	p := &ent.Policy
+	var eff TTL
+	var w why
+	switch {
+	case p.IgnoreItemTTL:
+		eff, w = p.DefaultTTL, whyIgnored
+	case !x.TTL.IsSet():
+		eff, w = p.DefaultTTL, whyDefault
+	case p.MaxTTL.IsSet() && p.MaxTTL.Less(x.TTL):
+		eff, w = p.MaxTTL, whyCeiling
+	default:
+		eff, w = x.TTL, whyItem
+	}
+	base := x.EnqueuedAt
+	if p.Base == FromModified {
+		base = x.ModifiedAt
+	}
+	x.EffectiveTTL = eff
+	x.DueAt = eff.DueFrom(base)
+	if x.DueAt.IsZero() && w != whyIgnored {
+		w = whyNever
+	}
+	x.why = w
+	x.Rule = ruleFor(p, w, !x.ScheduledAt.IsZero())
+	x.Reason = ""
+}
+
+func ruleFor(p *Policy, w why, scheduled bool) string {
+	if scheduled && w != whyNever && p.Rules.Scheduled != "" {
+		return p.Rules.Scheduled
+	}
+	switch w {
+	case whyItem:
+		return p.Rules.ItemTTL
+	case whyCeiling:
+		return p.Rules.Ceiling
+	case whyDefault:
+		return p.Rules.DefaultTTL
+	case whyIgnored, whyNever:
+		return p.Rules.Never
+	}
+	return ""
+}
+
+// reason returns the text that says how the item's expiry was set.
+func (x *item) reason(p *Policy) string {
+	if x.why == whyLoaded {
+		return x.Reason
+	}
+	var s string
+	switch x.why {
+	case whyItem:
+		s = "own TTL " + x.TTL.String()
+	case whyCeiling:
+		s = fmt.Sprintf("own TTL %s cut to the entity's maximum %s", x.TTL, x.EffectiveTTL)
+	case whyDefault:
+		s = "entity default TTL " + x.EffectiveTTL.String()
+		if x.TTL.IsSet() {
+			s += " (own TTL " + x.TTL.String() + " ignored)"
+		}
+	case whyIgnored:
+		if x.DueAt.IsZero() {
+			s = "never expires: TTL is off for the entity, so item TTLs have no effect"
+		} else {
+			s = "entity default TTL " + x.EffectiveTTL.String() + "; item TTLs have no effect"
+		}
+	case whyNever:
+		switch {
+		case x.TTL.IsForever():
+			s = "never expires: own TTL is infinite"
+		case x.EffectiveTTL.IsForever():
+			s = "never expires: the entity's default TTL is infinite"
+		default:
+			s = "never expires: no TTL applies"
+		}
+		return s
+	}
+	if !x.ScheduledAt.IsZero() && p.Base == FromEnqueue {
+		s += ", counted from the scheduled enqueue time " + x.ScheduledAt.UTC().Format(time.RFC3339Nano)
+	} else if p.Base == FromModified {
+		s += ", counted from the last modification " + x.ModifiedAt.UTC().Format(time.RFC3339Nano)
+	}
+	return s
+}
+
+// runDue fires every timer due at or before now, in due order.
+func (e *Engine) runDue(now time.Time) {
+	n := now.UnixNano()
+	for {
+		t, ok := e.timers.min()
+		if !ok || t.at > n {
+			return
+		}
+		e.timers.remove(t)
+		switch t.kind {
+		case timerExpire:
+			e.expire(t.it, now, "")
+		case timerLock:
+			e.lockRanOut(t.it, now)
+		case timerSchedule:
+			e.activate(t.it, now)
+		case timerIdle:
+			e.deleteIdle(t.ent, now)
+		}
+	}
+}
+
+// expire applies an item's expiry: dead-letter or drop, with an event
+// naming rule (the policy's expiry rule when rule is "").
+func (e *Engine) expire(x *item, now time.Time, rule string) {
+	ent := x.ent
+	p := &ent.Policy
+	if rule == "" {
+		rule = p.Rules.Expire
+	}
+	ev := Event{Time: now, Due: x.DueAt, Protocol: ent.Protocol, Entity: ent.Name,
+		Item: x.Seq, ItemKey: x.Key, Rule: rule, Action: ActionExpired}
+	ex := explanation{kind: explainExpired, why: x.why, ttl: x.TTL, eff: x.EffectiveTTL, text: x.Reason}
+	e.removeItem(x)
+	if p.OnExpire == DeadLetter {
+		if fn := e.protos[ent.Protocol].DeadLetter; fn != nil {
+			ev.Action = ActionDeadLettered
+			e.events.record(ev, ex)
+			e.handOver(fn, ent, x, DeadLetterReason{Code: "expired", Description: "the item's TTL ran out", Rule: rule})
+			return
+		}
+	}
+	e.events.record(ev, ex)
+}
+
+// handOver runs a protocol's DeadLetterFunc for an item already removed.
+func (e *Engine) handOver(fn DeadLetterFunc, ent *entity, x *item, why DeadLetterReason) {
+	ent.deadLettered++
+	tx := &Tx{e: e, now: e.now}
+	cp := x.Item
+	cp.Reason = x.reason(&ent.Policy)
+	e.inTx = true
+	defer func() { e.inTx = false }()
+	fn(tx, &ent.Entity, cp, why)
+}
+
+// lockRanOut returns an item whose lock ran out to its entity (SB-7).
+func (e *Engine) lockRanOut(x *item, now time.Time) {
+	ent := x.ent
+	e.events.record(Event{Time: now, Due: x.LockedUntil, Protocol: ent.Protocol, Entity: ent.Name,
+		Item: x.Seq, ItemKey: x.Key, Rule: ent.Policy.Rules.LockLost, Action: ActionLockLost},
+		explanation{kind: explainLockLost})
+	e.unlockItem(x, now)
+}
+
+// unlockItem makes a locked item active again; one whose expiry passed while
+// it was locked expires at once (SB-7, RB-6), at the head only for head-only
+// entities (RB-7).
+func (e *Engine) unlockItem(x *item, now time.Time) {
+	ent := x.ent
+	e.setState(x, Active)
+	x.LockedUntil = time.Time{}
+	ent.ready.insert(x)
+	x.inReady = true
+	if x.Expired(now) && !ent.Policy.HeadOnly {
+		e.expire(x, now, ent.Policy.Rules.LockLost)
+		return
+	}
+	e.armActive(x)
+	e.available(ent)
+}
+
+// activate enqueues a scheduled item whose time came (SB-4).
+func (e *Engine) activate(x *item, now time.Time) {
+	ent := x.ent
+	e.setState(x, Active)
+	ent.ready.insert(x)
+	x.inReady = true
+	e.armActive(x)
+	e.available(ent)
+}
+
+// deleteIdle deletes an entity unused for its idle TTL (SB-10, RB-8). Its
+// items are dropped, not dead-lettered (RB-12).
+func (e *Engine) deleteIdle(ent *entity, now time.Time) {
+	e.events.record(Event{Time: now, Due: time.Unix(0, ent.idle.at).UTC(), Protocol: ent.Protocol,
+		Entity: ent.Name, Rule: ent.Policy.Rules.Idle, Action: ActionDeletedIdle},
+		explanation{kind: explainIdle, eff: ent.Policy.IdleTTL, at: ent.lastUsed})
+	e.deleteEntity(ent)
+	e.deleted = append(e.deleted, ent.Entity)
+}

@@ -1,0 +1,227 @@
+package core
+
+import (
+	"time"
+)
+
+// Counts are an entity's items by state. DeadLettered is the item count of
+// the entity's DeadLetterQueue when it has one, else the number of items
+// dead-lettered out of it since lapse started.
+type Counts struct {
+	Active       int `json:"active"`
+	Scheduled    int `json:"scheduled"`
+	Locked       int `json:"locked"`
+	Deferred     int `json:"deferred"`
+	DeadLettered int `json:"deadLettered"`
+}
+
+// EntityInfo is an entity with its live figures.
+type EntityInfo struct {
+	Entity
+	Counts       Counts    `json:"counts"`
+	Consumers    int       `json:"consumers"`
+	LastUsed     time.Time `json:"lastUsed"`
+	NextDue      time.Time `json:"nextDue,omitempty"`      // earliest item expiry, lock expiry or scheduled time
+	IdleDeadline time.Time `json:"idleDeadline,omitempty"` // when idle deletion is due, if armed
+}
+
+// Create adds an entity. An entity of the same key is a ECONFLICT.
+func (e *Engine) Create(now time.Time, en Entity) (Entity, *Commit, error) {
+	if en.Protocol == "" || en.Name == "" {
+		return Entity{}, nil, Errorf(EINVALID, "an entity needs a protocol and a name")
+	}
+	e.lock(now)
+	if e.entities[en.EntityKey] != nil {
+		e.unlock()
+		return Entity{}, nil, Errorf(ECONFLICT, "%s %q already exists", kindOrEntity(en.Kind), en.Name)
+	}
+	en.Created = e.now
+	en.LastSeq = 0
+	ent := newEntity(en)
+	ent.lastUsed = e.now
+	e.entities[en.EntityKey] = ent
+	e.armIdle(ent)
+	e.entityOp(ent)
+	out := ent.Entity
+	return out, e.unlock(), nil
+}
+
+// Update changes an entity through fn, which gets a copy to edit; its key,
+// creation time and LastSeq cannot change. A new policy applies to items
+// enqueued afterwards (SB-12), or to every stored item when it is
+// Retroactive (CO-7). Updating counts as a use (UseUpdate).
+func (e *Engine) Update(now time.Time, k EntityKey, fn func(*Entity) error) (Entity, *Commit, error) {
+	e.lock(now)
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		e.unlock()
+		return Entity{}, nil, err
+	}
+	cp := ent.Entity
+	if err := fn(&cp); err != nil {
+		e.unlock()
+		return Entity{}, nil, err
+	}
+	cp.EntityKey, cp.Created, cp.LastSeq = ent.EntityKey, ent.Created, ent.LastSeq
+	old := ent.Policy
+	ent.Entity = cp
+	if cp.Policy.Retroactive || old.HeadOnly != cp.Policy.HeadOnly {
+		e.rearm(ent)
+	}
+	e.touch(ent, UseUpdate)
+	e.armIdle(ent)
+	if !cp.Durable && ent.Durable != cp.Durable {
+		e.ops = append(e.ops, Op{Kind: OpDeleteEntity, Key: k})
+	}
+	e.entityOp(ent)
+	return ent.Entity, e.unlock(), nil
+}
+
+// rearm recomputes (for a retroactive policy) and re-arms every item's
+// expiry after a policy change.
+func (e *Engine) rearm(ent *entity) {
+	ent.headArmed = nil
+	for i, n := 0, ent.all.length(); i < n; i++ {
+		x := ent.all.at(i)
+		if x.removed {
+			continue
+		}
+		if ent.Policy.Retroactive {
+			computeDue(ent, x)
+		}
+		if x.State == Active {
+			e.timers.remove(&x.t)
+			if !ent.Policy.HeadOnly {
+				e.armActive(x)
+			}
+		}
+	}
+	if ent.Policy.HeadOnly {
+		e.armHead(ent)
+	}
+}
+
+// Delete removes an entity and all its items.
+func (e *Engine) Delete(now time.Time, k EntityKey) (*Commit, error) {
+	e.lock(now)
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		e.unlock()
+		return nil, err
+	}
+	e.deleteEntity(ent)
+	return e.unlock(), nil
+}
+
+// Entity returns a copy of entity k.
+func (e *Engine) Entity(k EntityKey) (Entity, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ent := e.entities[k]
+	if ent == nil {
+		return Entity{}, false
+	}
+	return ent.Entity, true
+}
+
+// Info returns entity k with its figures.
+func (e *Engine) Info(now time.Time, k EntityKey) (EntityInfo, error) {
+	e.lock(now)
+	defer e.unlock()
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		return EntityInfo{}, err
+	}
+	return e.info(ent), nil
+}
+
+// Entities returns every entity of protocol ("" for all) with its figures,
+// ordered by protocol and name.
+func (e *Engine) Entities(now time.Time, protocol string) []EntityInfo {
+	e.lock(now)
+	defer e.unlock()
+	ents := e.sortedEntities(protocol)
+	out := make([]EntityInfo, len(ents))
+	for i, ent := range ents {
+		out[i] = e.info(ent)
+	}
+	return out
+}
+
+func (e *Engine) info(ent *entity) EntityInfo {
+	in := EntityInfo{
+		Entity:    ent.Entity,
+		Consumers: ent.consumers,
+		LastUsed:  ent.lastUsed,
+		Counts: Counts{
+			Active:       ent.counts[Active],
+			Scheduled:    ent.counts[Scheduled],
+			Locked:       ent.counts[Locked],
+			Deferred:     ent.counts[Deferred],
+			DeadLettered: ent.deadLettered,
+		},
+	}
+	if ent.DeadLetterQueue != "" {
+		if d := e.entities[EntityKey{ent.Protocol, ent.DeadLetterQueue}]; d != nil {
+			in.Counts.DeadLettered = d.counts[Active] + d.counts[Locked] + d.counts[Deferred] + d.counts[Scheduled]
+		}
+	}
+	if ent.idle.idx >= 0 {
+		in.IdleDeadline = time.Unix(0, ent.idle.at).UTC()
+	}
+	// The next due time of the entity's items: the entity keeps no ordered
+	// index of its own, so this walks its items (a control-API read, never
+	// on the expiry path).
+	next := int64(0)
+	for i, n := 0, ent.all.length(); i < n; i++ {
+		x := ent.all.at(i)
+		if x.removed || x.t.idx < 0 {
+			continue
+		}
+		if next == 0 || x.t.at < next {
+			next = x.t.at
+		}
+	}
+	if next != 0 {
+		in.NextDue = time.Unix(0, next).UTC()
+	}
+	return in
+}
+
+// Touch records a use of entity k; the uses its policy counts renew its idle
+// lease (SB-10, RB-8). Sends, receives and peeks touch their entity by
+// themselves.
+func (e *Engine) Touch(now time.Time, k EntityKey, u Use) error {
+	e.lock(now)
+	defer e.unlock()
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		return err
+	}
+	e.touch(ent, u)
+	return nil
+}
+
+// Consumers changes entity k's consumer count by delta and returns it. The
+// idle timer of a policy with IdleOnlyWithoutConsumers stops while the
+// count is above zero and restarts from now when it drops to zero (RB-8).
+func (e *Engine) Consumers(now time.Time, k EntityKey, delta int) (int, error) {
+	e.lock(now)
+	defer e.unlock()
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		return 0, err
+	}
+	ent.consumers += delta
+	if ent.consumers < 0 {
+		ent.consumers = 0
+	}
+	if delta > 0 {
+		e.touch(ent, UseConsume)
+	}
+	if ent.consumers == 0 {
+		ent.lastUsed = e.now
+	}
+	e.armIdle(ent)
+	return ent.consumers, nil
+}

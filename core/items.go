@@ -1,0 +1,377 @@
+package core
+
+import "time"
+
+// Enqueue adds an item to entity k and returns it as stored. The caller sets
+// Key, Body, Meta, TTL, Persistent and State: Active; Scheduled with
+// ScheduledAt (SB-4; a time not after now enqueues at once); or Locked with
+// LockedUntil (zero for no lock expiry), for an item handed to a consumer on
+// arrival (RB-4). The engine sets Seq, the times, the due time and the rule.
+// Body and Meta belong to the engine afterwards: do not modify them.
+func (e *Engine) Enqueue(now time.Time, k EntityKey, it Item) (Item, *Commit, error) {
+	e.lock(now)
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		e.unlock()
+		return Item{}, nil, err
+	}
+	out, err := e.enqueueLocked(ent, it)
+	if err != nil {
+		e.unlock()
+		return Item{}, nil, err
+	}
+	if out.State == Scheduled {
+		e.touch(ent, UseSchedule)
+	} else {
+		e.touch(ent, UseSend)
+	}
+	return out, e.unlock(), nil
+}
+
+func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
+	if it.Key != "" && ent.keys[it.Key] != nil {
+		return Item{}, Errorf(ECONFLICT, "an item with key %q already exists in %q", it.Key, ent.Name)
+	}
+	x := &item{Item: Item{
+		Key: it.Key, Body: it.Body, Meta: it.Meta, TTL: it.TTL, Persistent: it.Persistent,
+		State: it.State, ScheduledAt: it.ScheduledAt, LockedUntil: it.LockedUntil,
+		DeliveryCount: it.DeliveryCount,
+	}}
+	now := e.now
+	switch x.State {
+	case Active, Locked:
+		x.ScheduledAt = time.Time{}
+		x.EnqueuedAt = now
+	case Scheduled:
+		if x.ScheduledAt.IsZero() {
+			return Item{}, Errorf(EINVALID, "a scheduled item needs a scheduled enqueue time")
+		}
+		if !x.ScheduledAt.After(now) {
+			x.State = Active
+		}
+		x.EnqueuedAt = x.ScheduledAt
+	default:
+		return Item{}, Errorf(EINVALID, "an item cannot be enqueued in state %s", x.State)
+	}
+	if x.State == Locked {
+		x.DeliveryCount++
+	}
+	x.ModifiedAt = now
+	ent.LastSeq++
+	x.Seq = ent.LastSeq
+	computeDue(ent, x)
+	e.add(ent, x)
+	e.putOp(ent, x)
+	return x.Item, nil
+}
+
+// Receive hands out the head of entity k locked until lockUntil (zero: until
+// its holder settles it) and counts a delivery. found is false when no item
+// is available. Expired items are never handed out (SB-6, RB-3).
+func (e *Engine) Receive(now time.Time, k EntityKey, lockUntil time.Time) (it Item, found bool, err error) {
+	e.lock(now)
+	defer e.unlock()
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		return Item{}, false, err
+	}
+	e.touch(ent, UseReceive)
+	x := e.takeReady(ent)
+	if x == nil {
+		return Item{}, false, nil
+	}
+	e.setState(x, Locked)
+	x.LockedUntil = lockUntil
+	x.DeliveryCount++
+	e.armLock(x)
+	if ent.Policy.HeadOnly {
+		e.armHead(ent)
+	}
+	return x.Item, true, nil
+}
+
+// Take removes and returns the head of entity k (receive-and-delete,
+// auto-ack), counting a delivery.
+func (e *Engine) Take(now time.Time, k EntityKey) (it Item, found bool, c *Commit, err error) {
+	e.lock(now)
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		e.unlock()
+		return Item{}, false, nil, err
+	}
+	e.touch(ent, UseReceive)
+	x := e.takeReady(ent)
+	if x == nil {
+		return Item{}, false, e.unlock(), nil
+	}
+	x.inReady = false
+	x.DeliveryCount++
+	e.removeItem(x)
+	return x.Item, true, e.unlock(), nil
+}
+
+// lockedItem returns item seq of entity k if it is locked, else ELOCKLOST.
+func (e *Engine) lockedItem(k EntityKey, seq uint64) (*item, error) {
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		return nil, err
+	}
+	x := ent.find(seq)
+	if x == nil || x.State != Locked {
+		return nil, Errorf(ELOCKLOST, "the lock on item %d of %q is lost or was never held", seq, k.Name)
+	}
+	return x, nil
+}
+
+// Complete removes a locked item: it is gone and never dead-lettered, even
+// if its expiry passed while it was locked (SB-7).
+func (e *Engine) Complete(now time.Time, k EntityKey, seq uint64) (*Commit, error) {
+	e.lock(now)
+	x, err := e.lockedItem(k, seq)
+	if err != nil {
+		e.unlock()
+		return nil, err
+	}
+	e.removeItem(x)
+	return e.unlock(), nil
+}
+
+// Release returns a locked item to its place in entity k (abandon, requeue),
+// keeping its original expiry (RB-6); one whose expiry passed expires at
+// once (SB-7), at the head for head-only entities (RB-7).
+func (e *Engine) Release(now time.Time, k EntityKey, seq uint64) error {
+	e.lock(now)
+	defer e.unlock()
+	x, err := e.lockedItem(k, seq)
+	if err != nil {
+		return err
+	}
+	e.unlockItem(x, e.now)
+	return nil
+}
+
+// RenewLock extends a locked item's lock to until.
+func (e *Engine) RenewLock(now time.Time, k EntityKey, seq uint64, until time.Time) (Item, error) {
+	e.lock(now)
+	defer e.unlock()
+	x, err := e.lockedItem(k, seq)
+	if err != nil {
+		return Item{}, err
+	}
+	x.LockedUntil = until
+	e.timers.remove(&x.t)
+	e.armLock(x)
+	return x.Item, nil
+}
+
+// Defer sets a locked item aside: it never expires on its own and is only
+// reachable by TakeDeferred (SB-9).
+func (e *Engine) Defer(now time.Time, k EntityKey, seq uint64) (*Commit, error) {
+	e.lock(now)
+	x, err := e.lockedItem(k, seq)
+	if err != nil {
+		e.unlock()
+		return nil, err
+	}
+	e.setState(x, Deferred)
+	x.LockedUntil = time.Time{}
+	e.putOp(x.ent, x)
+	return e.unlock(), nil
+}
+
+// TakeDeferred hands out deferred item seq locked until lockUntil. A deferred
+// item whose expiry passed is dead-lettered or dropped by its entity's policy
+// and not returned (SB-9); found is false then, and when there is no such
+// deferred item.
+func (e *Engine) TakeDeferred(now time.Time, k EntityKey, seq uint64, lockUntil time.Time) (it Item, found bool, c *Commit, err error) {
+	e.lock(now)
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		e.unlock()
+		return Item{}, false, nil, err
+	}
+	x := ent.find(seq)
+	if x == nil || x.State != Deferred {
+		return Item{}, false, e.unlock(), nil
+	}
+	if x.Expired(e.now) {
+		rule := ent.Policy.Rules.Deferred
+		if rule == "" {
+			rule = ent.Policy.Rules.Expire
+		}
+		e.expire(x, e.now, rule)
+		return Item{}, false, e.unlock(), nil
+	}
+	e.setState(x, Locked)
+	x.LockedUntil = lockUntil
+	x.DeliveryCount++
+	e.armLock(x)
+	e.touch(ent, UseReceive)
+	return x.Item, true, e.unlock(), nil
+}
+
+// DeadLetter removes item seq of entity k and hands it to the protocol's
+// DeadLetterFunc (a rejected message, a dead-letter settlement, maxlen,
+// MaxDeliveryCount), recording an event with why's rule.
+func (e *Engine) DeadLetter(now time.Time, k EntityKey, seq uint64, why DeadLetterReason) (*Commit, error) {
+	e.lock(now)
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		e.unlock()
+		return nil, err
+	}
+	x := ent.find(seq)
+	if x == nil {
+		e.unlock()
+		return nil, Errorf(ENOTFOUND, "item %d of %q not found", seq, k.Name)
+	}
+	e.removeItem(x)
+	e.events.record(Event{Time: e.now, Due: x.DueAt, Protocol: ent.Protocol, Entity: ent.Name,
+		Item: x.Seq, ItemKey: x.Key, Rule: why.Rule, Action: ActionDeadLettered},
+		explanation{kind: explainDeadLetter, text: why.Code + ": " + why.Description})
+	if fn := e.protos[ent.Protocol].DeadLetter; fn != nil {
+		e.handOver(fn, ent, x, why)
+	} else {
+		ent.deadLettered++
+	}
+	return e.unlock(), nil
+}
+
+// Remove deletes item seq of entity k in whatever state it is (cancel a
+// scheduled message, delete a document).
+func (e *Engine) Remove(now time.Time, k EntityKey, seq uint64) (*Commit, error) {
+	e.lock(now)
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		e.unlock()
+		return nil, err
+	}
+	x := ent.find(seq)
+	if x == nil {
+		e.unlock()
+		return nil, Errorf(ENOTFOUND, "item %d of %q not found", seq, k.Name)
+	}
+	if x.State == Scheduled {
+		e.touch(ent, UseSchedule)
+	}
+	e.removeItem(x)
+	return e.unlock(), nil
+}
+
+// Peek returns up to max live items of entity k from sequence number from
+// on, in every state, without locking them (browse).
+func (e *Engine) Peek(now time.Time, k EntityKey, from uint64, max int) ([]Item, error) {
+	e.lock(now)
+	defer e.unlock()
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		return nil, err
+	}
+	e.touch(ent, UseBrowse)
+	var out []Item
+	for i, n := ent.all.search(from), ent.all.length(); i < n && len(out) < max; i++ {
+		if x := ent.all.at(i); !x.removed {
+			out = append(out, x.Item)
+		}
+	}
+	return out, nil
+}
+
+// Get returns the item of entity k with key key, if it is there and not
+// expired (CO-6).
+func (e *Engine) Get(now time.Time, k EntityKey, key string) (Item, bool, error) {
+	e.lock(now)
+	defer e.unlock()
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		return Item{}, false, err
+	}
+	x := ent.keys[key]
+	if x == nil {
+		return Item{}, false, nil
+	}
+	return x.Item, true, nil
+}
+
+// Put writes the item with it.Key in entity k, replacing one of that key if
+// there is one. The written item gets a new Seq and ModifiedAt = now, so its
+// TTL restarts (CO-1) and Seq order is modification order.
+func (e *Engine) Put(now time.Time, k EntityKey, it Item) (Item, *Commit, error) {
+	if it.Key == "" {
+		return Item{}, nil, Errorf(EINVALID, "Put needs an item key")
+	}
+	e.lock(now)
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		e.unlock()
+		return Item{}, nil, err
+	}
+	if old := ent.keys[it.Key]; old != nil {
+		e.removeItem(old)
+	}
+	it.State = Active
+	out, err := e.enqueueLocked(ent, it)
+	if err != nil {
+		e.unlock()
+		return Item{}, nil, err
+	}
+	e.touch(ent, UseSend)
+	return out, e.unlock(), nil
+}
+
+// RemoveKey deletes the item with key key from entity k.
+func (e *Engine) RemoveKey(now time.Time, k EntityKey, key string) (*Commit, error) {
+	e.lock(now)
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		e.unlock()
+		return nil, err
+	}
+	x := ent.keys[key]
+	if x == nil {
+		e.unlock()
+		return nil, Errorf(ENOTFOUND, "item %q of %q not found", key, k.Name)
+	}
+	e.removeItem(x)
+	return e.unlock(), nil
+}
+
+// Scan calls fn for each live item of entity k with Seq >= from, in Seq
+// order, until fn returns false. fn runs inside the engine's lock: it must
+// be quick and must not call the engine.
+func (e *Engine) Scan(now time.Time, k EntityKey, from uint64, fn func(*Item) bool) error {
+	e.lock(now)
+	defer e.unlock()
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		return err
+	}
+	for i, n := ent.all.search(from), ent.all.length(); i < n; i++ {
+		if x := ent.all.at(i); !x.removed && !fn(&x.Item) {
+			break
+		}
+	}
+	return nil
+}
+
+// Items returns up to limit items of entity k (0 for all) in Seq order, each
+// with the reason its expiry is what it is.
+func (e *Engine) Items(now time.Time, k EntityKey, limit int) ([]Item, error) {
+	e.lock(now)
+	defer e.unlock()
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		return nil, err
+	}
+	var out []Item
+	for i, n := 0, ent.all.length(); i < n && (limit <= 0 || len(out) < limit); i++ {
+		x := ent.all.at(i)
+		if x.removed {
+			continue
+		}
+		it := x.Item
+		it.Reason = x.reason(&ent.Policy)
+		out = append(out, it)
+	}
+	return out, nil
+}
