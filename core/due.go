@@ -159,8 +159,8 @@ func (e *Engine) handOver(fn DeadLetterFunc, ent *entity, x *item, why DeadLette
 	tx := &Tx{e: e, now: e.now}
 	cp := x.Item
 	cp.Reason = x.reason(&ent.Policy)
-	e.inTx = true
-	defer func() { e.inTx = false }()
+	// It leaves as a new message would arrive: active, unlocked, unscheduled.
+	cp.State, cp.LockedUntil, cp.ScheduledAt = Active, time.Time{}, time.Time{}
 	fn(tx, &ent.Entity, cp, why)
 }
 

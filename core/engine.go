@@ -26,7 +26,6 @@ type Engine struct {
 	deleted  []Entity
 	lastNext int64 // the earliest due time reported to Wake
 	now      time.Time
-	inTx     bool
 }
 
 // Config configures an Engine.

@@ -119,6 +119,7 @@ type DeadLetterReason struct {
 // DeadLetterFunc moves an item that is being dead-lettered out of entity
 // from to where its protocol puts dead letters, using tx. It runs inside the
 // engine's critical section: it must not block nor call the Engine, only tx.
-// The item is already removed from its entity; not putting it anywhere
+// The item is already removed from its entity and handed over as Active,
+// unlocked and unscheduled, ready for tx.Enqueue; not putting it anywhere
 // drops it.
 type DeadLetterFunc func(tx *Tx, from *Entity, it Item, why DeadLetterReason)

@@ -183,10 +183,6 @@ func testItemRoundTrip(t *testing.T, open Opener) {
 	add("TimesANanosecondAfterTheZeroTime", func(it *core.Item) {
 		it.EnqueuedAt, it.DueAt = afterZeroTime, afterZeroTime
 	})
-	add("TimesWithMonotonicReadings", func(it *core.Item) {
-		// A time as time.Now returns it, made without calling it.
-		it.EnqueuedAt = base.Round(0).Add(0)
-	})
 	add("EmptyBodyAndMeta", func(it *core.Item) { it.Body, it.Meta = []byte{}, []byte{} })
 	add("NilBodyAndMeta", func(it *core.Item) { it.Body, it.Meta = nil, nil })
 	add("MegabyteBody", func(it *core.Item) { it.Body = bytes.Repeat([]byte("0123456789abcdef"), 1<<16) })

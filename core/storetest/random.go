@@ -1,0 +1,177 @@
+package storetest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/lapse-emulator/lapse/core"
+)
+
+// testRandomOps appends a long, seeded random mix of every op, many Appends
+// in flight at once, and compares the store with the model now and then,
+// reopening it now and then.
+func testRandomOps(t *testing.T, open Opener) {
+	const steps, checkEvery, reopenEvery = 3000, 250, 1000
+	h := newHarness(t, open)
+	g := newGenerator(h.m)
+	var pending []*core.Commit
+	for step := 1; step <= steps; step++ {
+		ops := g.ops(1 + g.r.IntN(4))
+		pending = append(pending, h.s.Append(ops)) // the generator applied them to the model
+		if step%checkEvery == 0 {
+			for _, c := range pending {
+				MustWait(t, c)
+			}
+			pending = pending[:0]
+			if step%reopenEvery == 0 {
+				h.checkReopened()
+			} else {
+				h.check()
+			}
+			if t.Failed() {
+				t.Fatalf("the store differs from the model after step %d", step)
+			}
+		}
+	}
+}
+
+// generator makes random ops that are valid for the model's state, and
+// applies each to the model as it makes it.
+type generator struct {
+	r    *rand.Rand
+	m    *model
+	keys []core.EntityKey          // the entities it picks from
+	next map[core.EntityKey]uint64 // the last new Seq of each entity
+}
+
+func newGenerator(m *model) *generator {
+	g := &generator{r: rand.New(rand.NewPCG(3, 14)), m: m, next: map[core.EntityKey]uint64{}}
+	for _, p := range []string{core.ServiceBus, core.RabbitMQ, core.Cosmos} {
+		for _, n := range []string{"a", "b", "a/b", "c"} {
+			g.keys = append(g.keys, key(p, n))
+		}
+	}
+	return g
+}
+
+func (g *generator) ops(n int) []core.Op {
+	ops := make([]core.Op, 0, n)
+	for range n {
+		op := g.op()
+		g.m.apply(op)
+		ops = append(ops, op)
+	}
+	return ops
+}
+
+func (g *generator) op() core.Op {
+	k := g.keys[g.r.IntN(len(g.keys))]
+	me := g.m.entities[k]
+	switch x := g.r.IntN(1000); {
+	case me == nil || x < 100:
+		return putEntity(g.entity(k))
+	case x < 130:
+		return deleteEntity(k)
+	case x < 132:
+		return reset()
+	case x < 350:
+		// Delete a stored item, or now and then one that is not.
+		seqs := sortedSeqs(me.items)
+		if len(seqs) == 0 || g.r.IntN(10) == 0 {
+			return deleteItem(k, g.r.Uint64N(g.next[k]+2))
+		}
+		return deleteItem(k, seqs[g.r.IntN(len(seqs))])
+	case x < 450:
+		// Replace a stored item.
+		seqs := sortedSeqs(me.items)
+		if len(seqs) > 0 {
+			return putItem(k, g.item(seqs[g.r.IntN(len(seqs))]))
+		}
+		fallthrough
+	default:
+		g.next[k]++
+		return putItem(k, g.item(g.next[k]))
+	}
+}
+
+func sortedSeqs(items map[uint64]core.Item) []uint64 {
+	seqs := make([]uint64, 0, len(items))
+	for seq := range items {
+		seqs = append(seqs, seq)
+	}
+	slices.Sort(seqs)
+	return seqs
+}
+
+func (g *generator) time() time.Time {
+	if g.r.IntN(5) == 0 {
+		return time.Time{}
+	}
+	return base.Add(time.Duration(g.r.Int64N(int64(30 * 24 * time.Hour))))
+}
+
+func (g *generator) ttl() core.TTL {
+	switch g.r.IntN(5) {
+	case 0:
+		return core.NoTTL
+	case 1:
+		return core.Forever
+	}
+	return core.After(time.Duration(g.r.Int64N(int64(14 * 24 * time.Hour))))
+}
+
+func (g *generator) bytes() []byte {
+	if g.r.IntN(4) == 0 {
+		return nil
+	}
+	b := make([]byte, g.r.IntN(200))
+	for i := range b {
+		b[i] = byte(g.r.Uint32())
+	}
+	return b
+}
+
+func (g *generator) entity(k core.EntityKey) *core.Entity {
+	e := &core.Entity{
+		EntityKey: k,
+		Kind:      []string{"queue", "topic", "container"}[g.r.IntN(3)],
+		Durable:   g.r.IntN(2) == 0,
+		Policy: core.Policy{
+			DefaultTTL: g.ttl(),
+			MaxTTL:     g.ttl(),
+			OnExpire:   core.ExpireAction(g.r.IntN(2)),
+			IdleTTL:    g.ttl(),
+			IdleUses:   core.Use(g.r.Uint32()),
+		},
+		Meta:    g.bytes(),
+		Created: g.time(),
+		LastSeq: g.r.Uint64N(g.next[k] + 2),
+	}
+	for i := range g.r.IntN(3) {
+		e.Settings = append(e.Settings, core.Setting{Key: fmt.Sprint("k", i), Value: fmt.Sprint(g.r.Int())})
+	}
+	return e
+}
+
+func (g *generator) item(seq uint64) *core.Item {
+	return &core.Item{
+		Seq:           seq,
+		Key:           fmt.Sprint(g.r.IntN(100)),
+		Body:          g.bytes(),
+		Meta:          g.bytes(),
+		State:         core.State(g.r.IntN(4)),
+		EnqueuedAt:    g.time(),
+		ModifiedAt:    g.time(),
+		ScheduledAt:   g.time(),
+		TTL:           g.ttl(),
+		EffectiveTTL:  g.ttl(),
+		DueAt:         g.time(),
+		Rule:          fmt.Sprint("SB-", g.r.IntN(12)),
+		LockedUntil:   g.time(),
+		DeliveryCount: g.r.Uint32(),
+		Persistent:    g.r.IntN(2) == 0,
+	}
+}
