@@ -1,0 +1,91 @@
+package lapse_test
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/lapse-emulator/lapse"
+
+// allowed says which of our packages each top-level folder may import
+// (besides its own subpackages), test files included. DESIGN.md: arrows point
+// inward: protocol packages -> adapters -> core; sqlitestore -> core;
+// dashboard -> core; nothing imports a protocol package but cmd.
+var allowed = map[string][]string{
+	"core":        {},
+	"adapters":    {"core"},
+	"sqlitestore": {"core"},
+	"dashboard":   {"core"},
+	"servicebus":  {"core", "adapters"},
+	"rabbitmq":    {"core", "adapters"},
+	"cosmos":      {"core", "adapters"},
+	"cmd":         {"*"},
+	"":            {"*"}, // this package
+}
+
+func TestImportsPointInward(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "." || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		top := strings.Split(filepath.ToSlash(filepath.Dir(path)), "/")[0]
+		if top == "." {
+			top = ""
+		}
+		rules, ok := allowed[top]
+		if !ok {
+			t.Errorf("%s: folder %q is not in DESIGN.md's layout; add it to this test's table", path, top)
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			p := strings.Trim(imp.Path.Value, `"`)
+			if p != module && !strings.HasPrefix(p, module+"/") {
+				continue
+			}
+			target := strings.Split(strings.TrimPrefix(strings.TrimPrefix(p, module), "/"), "/")[0]
+			if target == top || contains(rules, "*") || contains(rules, target) {
+				continue
+			}
+			t.Errorf("%s imports %s: %s may import only %v of ours (DESIGN.md)", path, p, top, rules)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestImportRuleCatchesAWrongArrow(t *testing.T) {
+	// The table must refuse the arrows DESIGN.md forbids.
+	for _, c := range []struct{ from, to string }{
+		{"core", "adapters"}, {"adapters", "rabbitmq"}, {"rabbitmq", "servicebus"},
+		{"cosmos", "sqlitestore"}, {"sqlitestore", "adapters"}, {"dashboard", "cosmos"},
+	} {
+		if contains(allowed[c.from], c.to) || contains(allowed[c.from], "*") {
+			t.Errorf("%s -> %s is allowed, DESIGN.md forbids it", c.from, c.to)
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
