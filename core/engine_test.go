@@ -629,3 +629,19 @@ func TestEngineErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestCopiesAgeIndependently_RB2(t *testing.T) {
+	f := MustFixture(t)
+	short := f.MustCreate("short", ttlPolicy(time.Second))
+	long := f.MustCreate("long", ttlPolicy(time.Hour))
+	msg := []byte("routed to both")
+	f.MustEnqueue(short, core.Item{Body: msg})
+	f.MustEnqueue(long, core.Item{Body: msg})
+	f.advance(time.Minute)
+	if got := f.drain(short); len(got) != 0 {
+		t.Fatalf("short queue still has %q", got)
+	}
+	if got := f.drain(long); !cmp.Equal(got, []string{"routed to both"}) {
+		t.Fatalf("the death in one queue touched the other: %q", got)
+	}
+}
