@@ -1,0 +1,13 @@
+// Package adapters turns each protocol's settings into core rules: Service
+// Bus entity properties, RabbitMQ queue arguments and policies, and Cosmos DB
+// container and item TTLs become a core.Policy or a core.TTL, and bad input
+// becomes a *core.Error carrying the real service's text.
+//
+// Everything here is a pure function of its arguments: no I/O, no clock, no
+// goroutines. Each decision names its rule ID from SEMANTICS.md in
+// core.Policy.Rules, so events and the dashboard can say why an item expired.
+//
+// One file per protocol: servicebus.go (SB-*), rabbitmq.go (RB-*), and
+// cosmos.go (CO-*). The protocol front-ends call them; they never call each
+// other.
+package adapters
