@@ -1,0 +1,88 @@
+package dashboard
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/lapse-emulator/lapse/core"
+)
+
+// ClockState is the body of the clock calls: the clock's time and mode, and
+// for advance and set, how many events applying the new time recorded.
+type ClockState struct {
+	Now     string         `json:"now"` // RFC 3339 with nanoseconds, UTC
+	Mode    core.ClockMode `json:"mode"`
+	Applied *int           `json:"applied,omitempty"`
+}
+
+func (s *Server) clockState(now time.Time) ClockState {
+	return ClockState{Now: now.UTC().Format(time.RFC3339Nano), Mode: s.cfg.Clock.Mode()}
+}
+
+func (s *Server) getClock(c *gin.Context) {
+	c.JSON(http.StatusOK, s.clockState(s.cfg.Clock.Now()))
+}
+
+// applyNow applies everything due up to the clock's time, so that when a
+// clock call returns, every expiry due by then has happened (EM-1).
+func (s *Server) applyNow(c *gin.Context) {
+	now := s.cfg.Clock.Now()
+	n := s.cfg.Engine.Advance(now)
+	st := s.clockState(now)
+	st.Applied = &n
+	c.JSON(http.StatusOK, st)
+}
+
+func (s *Server) advanceClock(c *gin.Context) {
+	var req struct {
+		By string `json:"by"`
+	}
+	if err := decodeBody(c, &req); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	if strings.TrimSpace(req.By) == "" {
+		s.writeError(c, core.Errorf(core.EINVALID, `advance needs {"by": "15m"} (a Go duration or an ISO 8601 one like P14D)`))
+		return
+	}
+	d, err := core.ParseDuration(req.By)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	if _, err := s.cfg.Clock.Advance(d); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	s.applyNow(c)
+}
+
+func (s *Server) setClock(c *gin.Context) {
+	var req struct {
+		Now string `json:"now"`
+	}
+	if err := decodeBody(c, &req); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(req.Now))
+	if err != nil {
+		s.writeError(c, core.Errorf(core.EINVALID, `set needs {"now": "2006-01-02T15:04:05Z"} (RFC 3339), got %q`, req.Now))
+		return
+	}
+	if _, err := s.cfg.Clock.Set(t); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	s.applyNow(c)
+}
+
+func (s *Server) freezeClock(c *gin.Context) {
+	c.JSON(http.StatusOK, s.clockState(s.cfg.Clock.Freeze()))
+}
+
+func (s *Server) resumeClock(c *gin.Context) {
+	c.JSON(http.StatusOK, s.clockState(s.cfg.Clock.Resume()))
+}

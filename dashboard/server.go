@@ -1,0 +1,199 @@
+// Package dashboard serves lapse's control API on the control port: the
+// clock (EM-1), the event log (EM-2), every entity with its items and
+// computed expiries, reset, the addresses of every listener, and /healthz.
+// The web UI will join it here.
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/lapse-emulator/lapse/core"
+)
+
+// Config is what a Server needs.
+type Config struct {
+	// Addr is the address to listen on (":0" picks a free port).
+	Addr string
+	// Engine and Clock are lapse's engine and its one clock.
+	Engine *core.Engine
+	Clock  *core.Clock
+	// Logger receives one line per request (debug level, errors above) and
+	// the text of internal errors; nil discards.
+	Logger *slog.Logger
+	// Info returns what GET /api/info shows: every listener and its address.
+	// It is called per request, so it may read addresses bound after Open.
+	Info func() Info
+	// OnReset runs after POST /api/reset dropped everything, to bring back
+	// what the configuration files declare. nil does nothing.
+	OnReset func(ctx context.Context) error
+}
+
+// Info is the body of GET /api/info.
+type Info struct {
+	// Version is lapse's version string.
+	Version string `json:"version"`
+	// Listeners are keyed by name: "control", "amqp", "cosmos",
+	// "servicebusAdmin", "rabbitmqManagement".
+	Listeners map[string]Listener `json:"listeners"`
+}
+
+// Listener is one port of lapse.
+type Listener struct {
+	// Addr is the bound address when Served, else the configured one.
+	Addr string `json:"addr"`
+	// Served is false for a listener whose front-end does not exist yet.
+	Served bool `json:"served"`
+}
+
+// Server is the control API's HTTP server.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	handler http.Handler
+
+	mu     sync.Mutex
+	ln     net.Listener
+	srv    *http.Server
+	done   chan struct{} // closed when the serving goroutine ends
+	closed bool
+}
+
+// NewServer returns a Server for cfg; Open starts it.
+func NewServer(cfg Config) *Server {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, log: log}
+	s.handler = s.routes()
+	return s
+}
+
+// Handler returns the control API as an http.Handler, for tests and for
+// mounting elsewhere.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Open binds the address at once, so a taken port fails here, and serves in
+// the background until Close.
+func (s *Server) Open() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return core.Errorf(core.EUNAVAILABLE, "the control server is closed")
+	}
+	if s.ln != nil {
+		return core.Errorf(core.ECONFLICT, "the control server is open already")
+	}
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return core.Errorf(core.EUNAVAILABLE, "control API: %v", err)
+	}
+	s.ln = ln
+	s.srv = &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	s.done = make(chan struct{})
+	go func(srv *http.Server, done chan struct{}) {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("control API stopped", "err", err)
+		}
+	}(s.srv, s.done)
+	return nil
+}
+
+// Addr returns the address the server listens on, nil before Open.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Close stops the server: no new connections, in-flight requests finish
+// until ctx ends, then the rest are cut. It waits for the serving goroutine
+// and is safe to call twice, and before Open.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	srv, done := s.srv, s.done
+	s.srv = nil
+	s.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	err := srv.Shutdown(ctx)
+	if err != nil {
+		err = errors.Join(err, srv.Close())
+	}
+	<-done
+	return err
+}
+
+// routes builds the gin engine: our recovery and logging, then the API.
+func (s *Server) routes() http.Handler {
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.Use(s.recovery(), s.logRequests())
+	r.NoRoute(func(c *gin.Context) {
+		s.writeError(c, core.Errorf(core.ENOTFOUND, "no such endpoint: %s %s", c.Request.Method, c.Request.URL.Path))
+	})
+	r.NoMethod(func(c *gin.Context) {
+		s.writeError(c, errMethodNotAllowed)
+	})
+
+	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	api := r.Group("/api")
+	api.GET("/info", s.getInfo)
+	api.GET("/clock", s.getClock)
+	api.POST("/clock/advance", s.advanceClock)
+	api.POST("/clock/freeze", s.freezeClock)
+	api.POST("/clock/resume", s.resumeClock)
+	api.POST("/clock/set", s.setClock)
+	api.GET("/events", s.getEvents)
+	api.GET("/entities", s.getEntities)
+	// gin cannot put a catch-all in the middle of a path, so the entity
+	// name and the trailing /items come together and getItems splits them.
+	api.GET("/entities/:protocol/*rest", s.getItems)
+	api.POST("/reset", s.reset)
+	return r
+}
+
+func (s *Server) getInfo(c *gin.Context) {
+	var in Info
+	if s.cfg.Info != nil {
+		in = s.cfg.Info()
+	}
+	if in.Listeners == nil {
+		in.Listeners = map[string]Listener{}
+	}
+	c.JSON(http.StatusOK, in)
+}
+
+// reset drops every entity and item, waits until the store has the reset,
+// then lets the configuration bring back its entities.
+func (s *Server) reset(c *gin.Context) {
+	ctx := c.Request.Context()
+	if err := s.cfg.Engine.Reset(s.cfg.Clock.Now()).Wait(ctx); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	if s.cfg.OnReset != nil {
+		if err := s.cfg.OnReset(ctx); err != nil {
+			s.writeError(c, err)
+			return
+		}
+	}
+	c.JSON(http.StatusOK, gin.H{"status": "reset"})
+}
