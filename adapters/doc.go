@@ -7,7 +7,9 @@
 // goroutines. Each decision names its rule ID from SEMANTICS.md in
 // core.Policy.Rules, so events and the dashboard can say why an item expired.
 //
-// One file per protocol: servicebus.go (SB-*), rabbitmq.go (RB-*), and
-// cosmos.go (CO-*). The protocol front-ends call them; they never call each
-// other.
+// One file per protocol: servicebus.go (SB-*), cosmos.go (CO-*) and
+// rabbitmq.go (RB-*: queue arguments and expiration), which has two
+// companions: rabbitmq_policy.go (policies, effective settings, the core
+// policy) and rabbitmq_erlang.go (Erlang terms as RabbitMQ prints them in
+// its texts). The protocol front-ends call them; they never call each other.
 package adapters
