@@ -6,20 +6,8 @@ import (
 	"github.com/lapse-emulator/lapse/core"
 )
 
-// effectiveTTL is what core makes of an item's own TTL under a policy: the
-// entity default when the policy ignores item TTLs or the item has none;
-// else the item's TTL, cut to MaxTTL when that is set and shorter. The
-// tests use it to check that the adapters' policies mean what the rules
-// say; core has its own copy of this logic.
-func effectiveTTL(p core.Policy, item core.TTL) core.TTL {
-	switch {
-	case p.IgnoreItemTTL || !item.IsSet():
-		return p.DefaultTTL
-	case p.MaxTTL.IsSet() && p.MaxTTL.Less(item):
-		return p.MaxTTL
-	}
-	return item
-}
+// effectiveTTL is what core makes of an item's own TTL under a policy.
+func effectiveTTL(p core.Policy, item core.TTL) core.TTL { return p.Effective(item) }
 
 // dueAt is when an item expires under a policy: the effective TTL counted
 // from the enqueue time or the last modification, the zero time for never.

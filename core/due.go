@@ -19,23 +19,32 @@ const (
 	whyIgnored            // the item's TTL has no effect (CO-2)
 )
 
-// computeDue sets the item's effective TTL, due time and rule from the
-// entity's policy: the item's own TTL if it has one, cut to the ceiling;
-// else the entity default (SB-2, RB-5, CO-3, CO-4).
-func computeDue(ent *entity, x *item) {
-	p := &ent.Policy
-	var eff TTL
-	var w why
+// Effective returns the TTL the policy gives an item whose own TTL is own:
+// the item's TTL, cut to MaxTTL when that is shorter (SB-2, RB-5), or the
+// entity default when the item has none or item TTLs are ignored (CO-2).
+// Unset or Forever means the item never expires.
+func (p *Policy) Effective(own TTL) TTL {
+	eff, _ := p.effective(own)
+	return eff
+}
+
+func (p *Policy) effective(own TTL) (TTL, why) {
 	switch {
 	case p.IgnoreItemTTL:
-		eff, w = p.DefaultTTL, whyIgnored
-	case !x.TTL.IsSet():
-		eff, w = p.DefaultTTL, whyDefault
-	case p.MaxTTL.IsSet() && p.MaxTTL.Less(x.TTL):
-		eff, w = p.MaxTTL, whyCeiling
-	default:
-		eff, w = x.TTL, whyItem
+		return p.DefaultTTL, whyIgnored
+	case !own.IsSet():
+		return p.DefaultTTL, whyDefault
+	case p.MaxTTL.IsSet() && p.MaxTTL.Less(own):
+		return p.MaxTTL, whyCeiling
 	}
+	return own, whyItem
+}
+
+// computeDue sets the item's effective TTL, due time and rule from the
+// entity's policy, counted from the enqueue or the last modification.
+func computeDue(ent *entity, x *item) {
+	p := &ent.Policy
+	eff, w := p.effective(x.TTL)
 	base := x.EnqueuedAt
 	if p.Base == FromModified {
 		base = x.ModifiedAt
