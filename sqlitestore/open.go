@@ -1,0 +1,165 @@
+package sqlitestore
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/lapse-emulator/lapse/core"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// The files of a data folder.
+const (
+	dbName   = "lapse.db"
+	lockName = "lapse.lock"
+)
+
+// Open opens the store kept in the data folder dir, making the folder and
+// its database if they do not exist, and starts its writer goroutine; Close
+// stops it. dir Memory (":memory:") keeps nothing.
+//
+// A data folder that cannot be used fails at once, with a one-line
+// *core.Error that says why: in use by another lapse process
+// (core.ERESOURCELOCKED), written by a newer lapse (core.EPRECONDITION),
+// not a lapse data folder or not readable (core.EINVALID). Open never
+// resets a data folder.
+func Open(dir string, opts Options) (*Store, error) {
+	s := &Store{folder: dir, done: make(chan struct{}), lastSeq: map[core.EntityKey]uint64{}}
+	s.wake = sync.NewCond(&s.mu)
+	if err := s.open(context.Background(), opts); err != nil {
+		_ = s.closeDB()
+		return nil, err
+	}
+	go s.run()
+	return s, nil
+}
+
+func (s *Store) open(ctx context.Context, opts Options) error {
+	dsn := ":memory:"
+	if s.folder != Memory {
+		path, err := s.prepareFolder()
+		if err != nil {
+			return err
+		}
+		dsn = "file:" + uriEscape(path)
+	}
+	syncMode := "NORMAL" // see the package doc
+	if opts.FullSync {
+		syncMode = "FULL"
+	}
+	// journal_mode=WAL is set by migrate, once it knows the file is ours.
+	dsn += "?_pragma=busy_timeout(5000)&_pragma=synchronous(" + syncMode + ")"
+
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return s.openError(err)
+	}
+	s.db = db
+	// One connection, pinned: the writer's, which Load borrows. (Each
+	// connection to ":memory:" would be a database of its own.)
+	db.SetMaxOpenConns(1)
+	if s.conn, err = db.Conn(ctx); err != nil {
+		return s.openError(err)
+	}
+	if err := migrate(ctx, s.conn, s.folder); err != nil {
+		return s.openError(err)
+	}
+	if s.stmts, err = prepare(ctx, s.conn); err != nil {
+		return s.openError(err)
+	}
+	return nil
+}
+
+// prepareFolder makes the data folder if needed, locks it, checks that its
+// database file, if any, is one, and returns the file's path.
+func (s *Store) prepareFolder() (string, error) {
+	if err := os.MkdirAll(s.folder, 0o755); err != nil {
+		return "", core.Errorf(core.EINVALID, "data folder %q cannot be made: %v", s.folder, oneLine(err))
+	}
+	unlock, err := lockFolder(filepath.Join(s.folder, lockName))
+	if errors.Is(err, errLocked) {
+		return "", core.Errorf(core.ERESOURCELOCKED, "data folder %q is in use by another lapse process%s", s.folder, lockHolder(filepath.Join(s.folder, lockName)))
+	}
+	if err != nil {
+		return "", core.Errorf(core.EINVALID, "data folder %q cannot be locked: %v", s.folder, oneLine(err))
+	}
+	s.unlock = unlock
+
+	path, err := filepath.Abs(filepath.Join(s.folder, dbName))
+	if err != nil {
+		return "", core.Errorf(core.EINVALID, "data folder %q: %v", s.folder, oneLine(err))
+	}
+	if err := checkDBFile(path); err != nil {
+		return "", core.Errorf(core.EINVALID, "data folder %q cannot be used: %v", s.folder, err)
+	}
+	return path, nil
+}
+
+// checkDBFile checks that the database file, if there is one, can be read
+// and written and starts as a SQLite database does, so that the error says
+// what is wrong rather than SQLite's "unable to open database file".
+func checkDBFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("%s: %v", dbName, pe.Err)
+		}
+		return err
+	}
+	defer f.Close()
+	header := make([]byte, 16)
+	n, err := io.ReadFull(f, header)
+	switch {
+	case n == 0 && (err == io.EOF || err == nil):
+		return nil // empty: SQLite makes a database in it
+	case err != nil && err != io.ErrUnexpectedEOF:
+		return fmt.Errorf("%s: %v", dbName, oneLine(err))
+	case !bytes.Equal(header[:n], []byte("SQLite format 3\x00")):
+		return fmt.Errorf("%s is not a SQLite database", dbName)
+	}
+	return nil
+}
+
+// openError turns an error met while opening into the one-line error Open
+// returns.
+func (s *Store) openError(err error) error {
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		return ce
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_NOTADB:
+			return core.Errorf(core.EINVALID, "data folder %q cannot be used: %s is not a SQLite database", s.folder, dbName)
+		case sqlite3.SQLITE_CORRUPT:
+			return core.Errorf(core.EINVALID, "data folder %q cannot be used: %s is damaged (%v)", s.folder, dbName, oneLine(err))
+		case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_AUTH, sqlite3.SQLITE_IOERR:
+			return core.Errorf(core.EINVALID, "data folder %q cannot be read or written: %v", s.folder, oneLine(err))
+		}
+	}
+	return core.Errorf(core.EINTERNAL, "data folder %q cannot be opened: %v", s.folder, oneLine(err))
+}
+
+// oneLine returns err's text on one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// uriEscape escapes what SQLite's URI file names give a meaning to.
+func uriEscape(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(path))
+}

@@ -1,0 +1,187 @@
+// Package sqlitestore is lapse's core.Store on SQLite (modernc.org/sqlite,
+// pure Go). A data folder holds one database file, lapse.db, and a lock
+// file that keeps a second lapse process out.
+//
+// Writes go through group commit: Append only queues its ops, and one
+// writer goroutine applies everything queued in one transaction, commits,
+// and completes the Commits of all the Appends it took.
+//
+// # Durability
+//
+// The database runs in WAL mode with synchronous=NORMAL: a commit is a
+// write(2) of the transaction's pages to the WAL file, without fsync. When
+// COMMIT returns the pages are in the operating system's page cache, which
+// belongs to the kernel, not to the process: a crash or kill -9 of lapse
+// loses nothing committed (EM-3), and SQLite replays the WAL on the next
+// open. Only a crash of the machine (power loss, kernel panic) can lose the
+// last commits, and even then the database is not damaged. Options.FullSync
+// asks for an fsync at every commit for those who want that too.
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/lapse-emulator/lapse/core"
+)
+
+var _ core.Store = (*Store)(nil)
+
+// Memory is the data folder that keeps nothing: the store lives in memory
+// and is gone when it is closed.
+const Memory = ":memory:"
+
+// Options tune a Store. The zero value is what lapse runs with.
+type Options struct {
+	// FullSync makes every commit wait for fsync (SQLite synchronous=FULL),
+	// so that acknowledged writes survive a power loss too, not only a
+	// crash of the process. It costs throughput.
+	FullSync bool
+}
+
+// Store is a core.Store that keeps lapse's entities and items in SQLite.
+// Its methods are safe for concurrent use.
+type Store struct {
+	folder string
+	db     *sql.DB
+	conn   *sql.Conn // the one connection, the writer's
+	stmts  *statements
+	unlock func() error // releases the data folder's lock
+
+	// connMu serializes the use of conn by the writer and Load.
+	connMu   sync.Mutex
+	dbClosed bool // on connMu
+
+	mu      sync.Mutex
+	wake    *sync.Cond // signalled on mu when the queue fills or the store closes
+	queue   []pending  // Appends waiting for the writer, in order
+	closing bool       // no more Appends
+
+	aborted atomic.Bool // Close's context ended: fail what is still queued
+
+	lastSeq   map[core.EntityKey]uint64 // the writer's scratch: highest Seq put per entity in a batch
+	done      chan struct{}             // closed when the writer goroutine ends
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// pending is one Append waiting for the writer.
+type pending struct {
+	ops    []core.Op
+	commit *core.Commit
+}
+
+// Append queues ops to be applied after those of every earlier Append and
+// returns their Commit, done once they are committed (durable as the
+// package doc says) or failed. It does not wait for I/O. The store keeps
+// ops and what they point to until the Commit is done: the caller must not
+// change them. An Append whose ops are malformed (a put without its Entity
+// or Item, an unknown kind, a Seq of 2^63 or more) fails as a whole with
+// core.EINVALID and changes nothing.
+func (s *Store) Append(ops []core.Op) *core.Commit {
+	c := core.NewCommit()
+	if err := validate(ops); err != nil {
+		c.Done(err)
+		return c
+	}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		c.Done(core.Errorf(core.EUNAVAILABLE, "the store is closed"))
+		return c
+	}
+	if len(ops) == 0 && len(s.queue) == 0 {
+		s.mu.Unlock()
+		c.Done(nil) // nothing to wait for
+		return c
+	}
+	s.queue = append(s.queue, pending{ops: ops, commit: c})
+	s.mu.Unlock()
+	s.wake.Signal()
+	return c
+}
+
+func validate(ops []core.Op) error {
+	for i, op := range ops {
+		switch op.Kind {
+		case core.OpPutEntity:
+			if op.Entity == nil {
+				return core.Errorf(core.EINVALID, "op %d: OpPutEntity without an Entity", i)
+			}
+			if op.Entity.LastSeq > math.MaxInt64 {
+				return core.Errorf(core.EINVALID, "op %d: LastSeq %d of %v is 2^63 or more", i, op.Entity.LastSeq, op.Entity.EntityKey)
+			}
+		case core.OpPutItem:
+			if op.Item == nil {
+				return core.Errorf(core.EINVALID, "op %d: OpPutItem without an Item", i)
+			}
+			if op.Item.Seq > math.MaxInt64 {
+				return core.Errorf(core.EINVALID, "op %d: Seq %d of an item of %v is 2^63 or more", i, op.Item.Seq, op.Key)
+			}
+		case core.OpDeleteEntity, core.OpDeleteItem, core.OpReset:
+		default:
+			return core.Errorf(core.EINVALID, "op %d: unknown op kind %d", i, op.Kind)
+		}
+	}
+	return nil
+}
+
+// Close commits what was appended before it, stops the writer goroutine
+// and closes the database. When ctx ends first, the Appends not yet taken
+// by the writer fail with core.EUNAVAILABLE and Close returns ctx's error
+// once the transaction in progress is over. Later calls return what the
+// first returned.
+func (s *Store) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() { s.closeErr = s.close(ctx) })
+	return s.closeErr
+}
+
+func (s *Store) close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	s.wake.Signal()
+
+	var err error
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		err = ctx.Err()
+		s.aborted.Store(true)
+		<-s.done
+	}
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	s.dbClosed = true
+	if e := s.closeDB(); err == nil {
+		err = e
+	}
+	return err
+}
+
+// closeDB closes the statements, the connection and the database, then
+// releases the data folder.
+func (s *Store) closeDB() error {
+	var err error
+	keep := func(e error) {
+		if err == nil && e != nil {
+			err = core.Errorf(core.EINTERNAL, "closing data folder %q: %v", s.folder, e)
+		}
+	}
+	if s.stmts != nil {
+		keep(s.stmts.close())
+	}
+	if s.conn != nil {
+		keep(s.conn.Close())
+	}
+	if s.db != nil {
+		keep(s.db.Close())
+	}
+	if s.unlock != nil {
+		keep(s.unlock())
+	}
+	return err
+}

@@ -1,0 +1,191 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/core/storetest"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// MustOpen opens the store in dir and closes it when the test ends.
+func MustOpen(tb testing.TB, dir string) *Store {
+	tb.Helper()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		tb.Fatalf("Open(%q): %v", dir, err)
+	}
+	tb.Cleanup(func() { MustClose(tb, s) })
+	return s
+}
+
+// MustClose closes s; closing it again is harmless.
+func MustClose(tb testing.TB, s *Store) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Close(ctx); err != nil {
+		tb.Fatalf("Close: %v", err)
+	}
+}
+
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) (core.Store, func() core.Store) {
+		dir := t.TempDir()
+		s := MustOpen(t, dir)
+		return s, func() core.Store {
+			MustClose(t, s)
+			s = MustOpen(t, dir)
+			return s
+		}
+	})
+}
+
+func TestContractInMemory(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) (core.Store, func() core.Store) {
+		s := MustOpen(t, Memory)
+		return s, func() core.Store { return s }
+	})
+}
+
+// MustFailOpen opens dir, wants an error with code and message, and
+// returns it.
+func MustFailOpen(tb testing.TB, dir, code, message string) error {
+	tb.Helper()
+	s, err := Open(dir, Options{})
+	if err == nil {
+		MustClose(tb, s)
+		tb.Fatalf("Open(%q) succeeded, want %s error %q", dir, code, message)
+	}
+	tb.Logf("Open(%q): %v", dir, err)
+	if got := core.ErrorCode(err); got != code {
+		tb.Errorf("Open(%q) error code %q, want %q (error: %v)", dir, got, code, err)
+	}
+	if !strings.Contains(err.Error(), message) {
+		tb.Errorf("Open(%q) error %q, want it to say %q", dir, err, message)
+	}
+	if strings.Contains(err.Error(), "\n") {
+		tb.Errorf("Open(%q) error %q is more than one line", dir, err)
+	}
+	return err
+}
+
+func TestOpenFailsWhenFolderInUse(t *testing.T) {
+	dir := t.TempDir()
+	s := MustOpen(t, dir)
+	MustFailOpen(t, dir, core.ERESOURCELOCKED, `data folder "`+dir+`" is in use by another lapse process`)
+	MustClose(t, s)
+	MustClose(t, MustOpen(t, dir)) // free again
+}
+
+// MustWriteFile writes a data folder's file.
+func MustWriteFile(tb testing.TB, path string, b []byte) {
+	tb.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func TestOpenRefusesWhatIsNotALapseDatabase(t *testing.T) {
+	notSQLite := []byte("this is not a database, and it is long enough to look like one\n")
+	for _, tc := range []struct {
+		name    string
+		make    func(t *testing.T, path string)
+		message string
+	}{
+		{"NotSQLite", func(t *testing.T, path string) { MustWriteFile(t, path, notSQLite) }, "lapse.db is not a SQLite database"},
+		{"TooShort", func(t *testing.T, path string) { MustWriteFile(t, path, []byte("SQLite")) }, "lapse.db is not a SQLite database"},
+		{"SQLiteHeaderThenGarbage", func(t *testing.T, path string) {
+			MustWriteFile(t, path, append([]byte("SQLite format 3\x00"), make([]byte, 4096)...))
+		}, `cannot be`},
+		{"AnotherProgramsDatabase", func(t *testing.T, path string) {
+			db, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Exec(`CREATE TABLE notes (text TEXT)`); err != nil {
+				t.Fatal(err)
+			}
+		}, "lapse.db is a SQLite database, but not lapse's"},
+		{"AFolder", func(t *testing.T, path string) {
+			if err := os.Mkdir(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, "lapse.db: is a directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, dbName)
+			tc.make(t, path)
+			before := mustReadAll(t, dir)
+			MustFailOpen(t, dir, core.EINVALID, `data folder "`+dir+`" cannot be`)
+			MustFailOpen(t, dir, core.EINVALID, tc.message)
+			if after := mustReadAll(t, dir); after != before {
+				t.Errorf("a failed Open changed lapse.db")
+			}
+			// The failed Open let go of the folder's lock.
+			if unlock, err := lockFolder(filepath.Join(dir, lockName)); err != nil {
+				t.Errorf("the data folder is still locked after a failed Open: %v", err)
+			} else {
+				_ = unlock()
+			}
+		})
+	}
+}
+
+// mustReadAll returns the contents of a data folder's lapse.db ("" for a
+// folder).
+func mustReadAll(tb testing.TB, dir string) string {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, dbName))
+	if err != nil && !errors.Is(err, os.ErrNotExist) && !strings.Contains(err.Error(), "is a directory") {
+		tb.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestOpenRefusesUnreadableDatabase(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads every file")
+	}
+	dir := t.TempDir()
+	MustClose(t, MustOpen(t, dir))
+	if err := os.Chmod(filepath.Join(dir, dbName), 0); err != nil {
+		t.Fatal(err)
+	}
+	MustFailOpen(t, dir, core.EINVALID, "lapse.db: permission denied")
+}
+
+func TestOpenRefusesNewerSchema(t *testing.T) {
+	dir := t.TempDir()
+	MustClose(t, MustOpen(t, dir))
+	db, err := sql.Open("sqlite", filepath.Join(dir, dbName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`PRAGMA user_version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `data folder "` + dir + `" was written by a newer lapse (schema 99, this lapse knows up to ` + strconv.Itoa(len(ms)) + `)`
+	if err := MustFailOpen(t, dir, core.EPRECONDITION, want); err.Error() != want {
+		t.Errorf("Open error %q, want %q", err, want)
+	}
+}
