@@ -63,6 +63,7 @@ type Store struct {
 	aborted atomic.Bool // Close's context ended: fail what is still queued
 
 	lastSeq   map[core.EntityKey]uint64 // the writer's scratch: highest Seq put per entity in a batch
+	txs       atomic.Uint64             // transactions committed, for the benchmarks
 	done      chan struct{}             // closed when the writer goroutine ends
 	closeOnce sync.Once
 	closeErr  error

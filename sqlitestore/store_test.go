@@ -189,3 +189,9 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 		t.Errorf("Open error %q, want %q", err, want)
 	}
 }
+
+func TestOpenRefusesAFileAsDataFolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	MustWriteFile(t, dir, []byte("a file"))
+	MustFailOpen(t, dir, core.EINVALID, `data folder "`+dir+`" cannot be made`)
+}

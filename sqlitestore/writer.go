@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/lapse-emulator/lapse/core"
 )
@@ -25,6 +26,14 @@ func (s *Store) run() {
 			s.mu.Unlock()
 			return
 		}
+		// Let the writers that the last commit woke append before taking
+		// the queue: with 16 writers waiting on their Commits, this more
+		// than doubles the writes per transaction (from about 6 to 14 on
+		// two cores, BenchmarkAcknowledgedWrites), and a lone writer
+		// loses nothing by it.
+		s.mu.Unlock()
+		runtime.Gosched()
+		s.mu.Lock()
 		// Swap the queue with the last batch's slice, so that neither
 		// grows a new array each time.
 		batch, s.queue = s.queue, batch[:0]
@@ -69,6 +78,9 @@ func (s *Store) apply(batch []pending) error {
 	err := s.applyOps(ctx, batch)
 	if err == nil {
 		_, err = st.commit.ExecContext(ctx)
+	}
+	if err == nil {
+		s.txs.Add(1)
 	}
 	if err != nil {
 		// After a failed COMMIT the transaction may still be open.
