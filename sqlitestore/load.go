@@ -14,8 +14,8 @@ import (
 // Load calls entity for every stored entity, ordered by protocol and name,
 // and then item for every stored item, ordered by entity and Seq. Times come
 // back truncated to the millisecond, in UTC. An error from a callback ends
-// Load, which returns it. Appends wait while Load runs, so its callbacks
-// must not wait for a Commit.
+// Load, which returns it. Nothing is committed while Load runs, so its
+// callbacks may Append but must not wait for a Commit.
 func (s *Store) Load(ctx context.Context, entity func(core.Entity) error, item func(core.EntityKey, core.Item) error) error {
 	s.connMu.Lock()
 	defer s.connMu.Unlock()

@@ -24,10 +24,17 @@
 //     latest OpPutEntity and the highest Seq put for it since it was
 //     created, and exactly the LastSeq put if no item ever was. A deleted
 //     entity (OpDeleteEntity, OpReset) is forgotten, LastSeq too.
+//   - Once the Commit of an Append is done, the ops of every earlier Append
+//     are applied too.
+//   - Load calls entity for an entity before item for any of its items;
+//     whether all entities come first is not checked.
 //   - Deleting an item or an entity that is not stored does nothing.
 //   - Append with no ops returns a Commit that succeeds.
 //   - An error returned by a Load callback ends Load, which returns it.
 //   - OpPutEntity stores the entity under its own key (Entity.EntityKey).
+//
+// The suite never puts an item of an entity that is not stored, and keeps
+// Seqs below 2^63 (SQLite's INTEGER is signed).
 package storetest
 
 import (
