@@ -27,9 +27,11 @@ const cosmosMaxTTL = math.MaxInt32
 // and the service's 400 text (CO-5).
 func CosmosContainerPolicy(defaultTTL any) (core.Policy, error) {
 	p := core.Policy{
-		Base:        core.FromModified,
-		Retroactive: true,
-		OnExpire:    core.Drop,
+		Base: core.FromModified,
+		// _ts is in whole seconds and the TTL counts from it (CO-1).
+		BaseResolution: time.Second,
+		Retroactive:    true,
+		OnExpire:       core.Drop,
 	}
 	if defaultTTL == nil {
 		p.IgnoreItemTTL = true

@@ -85,16 +85,16 @@ func TestCosmosContainerPolicy(t *testing.T) {
 		want       core.Policy
 	}{
 		// rule: CO-2
-		{"AbsentOrNull", nil, core.Policy{Base: core.FromModified, Retroactive: true, IgnoreItemTTL: true,
+		{"AbsentOrNull", nil, core.Policy{Base: core.FromModified, BaseResolution: time.Second, Retroactive: true, IgnoreItemTTL: true,
 			Rules: core.RuleIDs{Never: "CO-2", Expire: "CO-6"}}},
 		// rule: CO-3
-		{"MinusOne", json.Number("-1"), core.Policy{Base: core.FromModified, Retroactive: true, DefaultTTL: core.Forever,
+		{"MinusOne", json.Number("-1"), core.Policy{Base: core.FromModified, BaseResolution: time.Second, Retroactive: true, DefaultTTL: core.Forever,
 			Rules: core.RuleIDs{ItemTTL: "CO-3", DefaultTTL: "CO-3", Never: "CO-3", Expire: "CO-6"}}},
 		// rule: CO-4
-		{"Seconds", float64(3600), core.Policy{Base: core.FromModified, Retroactive: true, DefaultTTL: core.After(time.Hour),
+		{"Seconds", float64(3600), core.Policy{Base: core.FromModified, BaseResolution: time.Second, Retroactive: true, DefaultTTL: core.After(time.Hour),
 			Rules: core.RuleIDs{ItemTTL: "CO-4", DefaultTTL: "CO-4", Never: "CO-4", Expire: "CO-6"}}},
 		// rule: CO-4
-		{"GoInt32Max", int32(2147483647), core.Policy{Base: core.FromModified, Retroactive: true,
+		{"GoInt32Max", int32(2147483647), core.Policy{Base: core.FromModified, BaseResolution: time.Second, Retroactive: true,
 			DefaultTTL: core.After(2147483647 * time.Second),
 			Rules:      core.RuleIDs{ItemTTL: "CO-4", DefaultTTL: "CO-4", Never: "CO-4", Expire: "CO-6"}}},
 	}

@@ -49,6 +49,9 @@ func computeDue(ent *entity, x *item) {
 	if p.Base == FromModified {
 		base = x.ModifiedAt
 	}
+	if p.BaseResolution > 0 {
+		base = base.Truncate(p.BaseResolution)
+	}
 	x.EffectiveTTL = eff
 	x.DueAt = eff.DueFrom(base)
 	if x.DueAt.IsZero() && w != whyIgnored {

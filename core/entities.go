@@ -65,6 +65,11 @@ func (e *Engine) Update(now time.Time, k EntityKey, fn func(*Entity) error) (Ent
 	cp.EntityKey, cp.Created, cp.LastSeq = ent.EntityKey, ent.Created, ent.LastSeq
 	old := ent.Policy
 	ent.Entity = cp
+	if old.IdleTTL != cp.Policy.IdleTTL {
+		// A new idle TTL starts a fresh lease, as RabbitMQ arms a new
+		// expiry timer when an expires policy or argument changes (RB-8).
+		ent.lastUsed = e.now
+	}
 	if cp.Policy.Retroactive || old.HeadOnly != cp.Policy.HeadOnly {
 		e.rearm(ent)
 	}

@@ -106,6 +106,10 @@ type Policy struct {
 	IgnoreItemTTL bool `json:"ignoreItemTtl,omitempty"`
 	// Base says what TTLs count from.
 	Base ExpiryBase `json:"base"`
+	// BaseResolution truncates the base time before the TTL is added: a
+	// Cosmos item's TTL counts from _ts, its last modification in whole
+	// seconds (CO-1), so its resolution is one second. Zero keeps it exact.
+	BaseResolution time.Duration `json:"baseResolution,omitempty"`
 	// Retroactive: a policy change recomputes the expiry of stored items
 	// (CO-7); otherwise it applies to items enqueued afterwards (SB-12).
 	Retroactive bool `json:"retroactive,omitempty"`

@@ -47,9 +47,13 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 			return Item{}, Errorf(EINVALID, "a scheduled item needs a scheduled enqueue time")
 		}
 		if !x.ScheduledAt.After(now) {
-			x.State = Active
+			// A time already past (a client's clock behind lapse's) enqueues
+			// the message now, as the service does.
+			x.State, x.ScheduledAt = Active, time.Time{}
+			x.EnqueuedAt = now
+		} else {
+			x.EnqueuedAt = x.ScheduledAt
 		}
-		x.EnqueuedAt = x.ScheduledAt
 	default:
 		return Item{}, Errorf(EINVALID, "an item cannot be enqueued in state %s", x.State)
 	}
@@ -190,6 +194,7 @@ func (e *Engine) TakeDeferred(now time.Time, k EntityKey, seq uint64, lockUntil 
 		e.unlock()
 		return Item{}, false, nil, err
 	}
+	e.touch(ent, UseReceive)
 	x := ent.find(seq)
 	if x == nil || x.State != Deferred {
 		return Item{}, false, e.unlock(), nil
@@ -206,7 +211,6 @@ func (e *Engine) TakeDeferred(now time.Time, k EntityKey, seq uint64, lockUntil 
 	x.LockedUntil = lockUntil
 	x.DeliveryCount++
 	e.armLock(x)
-	e.touch(ent, UseReceive)
 	return x.Item, true, e.unlock(), nil
 }
 
