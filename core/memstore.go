@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"time"
 )
 
 // MemStore is a Store that keeps everything in memory: a reference for the
@@ -29,6 +30,7 @@ func (s *MemStore) Append(ops []Op) *Commit {
 		switch op.Kind {
 		case OpPutEntity:
 			en := *op.Entity
+			en.Created = storedTime(en.Created)
 			if old, ok := s.entities[op.Key]; ok && old.LastSeq > en.LastSeq {
 				en.LastSeq = old.LastSeq
 			}
@@ -42,7 +44,11 @@ func (s *MemStore) Append(ops []Op) *Commit {
 				m = make(map[uint64]Item)
 				s.items[op.Key] = m
 			}
-			m[op.Item.Seq] = *op.Item
+			it := *op.Item
+			for _, t := range []*time.Time{&it.EnqueuedAt, &it.ModifiedAt, &it.ScheduledAt, &it.DueAt, &it.LockedUntil} {
+				*t = storedTime(*t)
+			}
+			m[op.Item.Seq] = it
 			if en, ok := s.entities[op.Key]; ok && en.LastSeq < op.Item.Seq {
 				en.LastSeq = op.Item.Seq
 				s.entities[op.Key] = en
@@ -55,6 +61,14 @@ func (s *MemStore) Append(ops []Op) *Commit {
 		}
 	}
 	return committed(nil)
+}
+
+// storedTime is t as stores keep it: UTC, to the millisecond.
+func storedTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.Truncate(time.Millisecond).UTC()
 }
 
 // Load calls entity and item for what the store holds, in key and Seq order.

@@ -34,9 +34,17 @@ type Op struct {
 // ops matches the order of changes. A store may commit the ops of many
 // Append calls together (group commit).
 //
-// Load calls entity for every stored entity, then item for each of its items
-// in ascending Seq order. An entity's LastSeq is at least the highest Seq of
-// any item ever put for it, even if that item was deleted.
+// Load calls entity for every stored entity before any of its items, and
+// item for each entity's items in ascending Seq order; an error from either
+// callback ends Load, which returns it. An entity's LastSeq is at least the
+// highest Seq of any item ever put for it, even if that item was deleted.
+// Times come back in UTC truncated to the millisecond; a nil and an empty
+// Body, Meta or Settings are the same.
+//
+// Deleting what is not stored does nothing. When a Commit is done, the ops
+// of every earlier Append are applied too. A store may hold on to ops and
+// what they point to until their Commit is done: the caller must not change
+// them. Seqs are below 2^63.
 type Store interface {
 	Load(ctx context.Context, entity func(Entity) error, item func(EntityKey, Item) error) error
 	Append(ops []Op) *Commit

@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -157,16 +159,54 @@ func mustReadAll(tb testing.TB, dir string) string {
 	return string(b)
 }
 
+// unreadableEnv names the data folder a child process of
+// TestOpenRefusesUnreadableDatabase opens as an unprivileged user.
+const unreadableEnv = "LAPSE_TEST_UNREADABLE_DIR"
+
 func TestOpenRefusesUnreadableDatabase(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root reads every file")
+	if dir := os.Getenv(unreadableEnv); dir != "" {
+		// The child: not root, so the mode of the file holds.
+		MustFailOpen(t, dir, core.EINVALID, "lapse.db: permission denied")
+		return
 	}
-	dir := t.TempDir()
+	// The folder and a copy of this test binary must be reachable by an
+	// unprivileged user, since root reads every file whatever its mode.
+	base, err := os.MkdirTemp("", "lapse-unreadable-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	dir := filepath.Join(base, "data")
 	MustClose(t, MustOpen(t, dir))
 	if err := os.Chmod(filepath.Join(dir, dbName), 0); err != nil {
 		t.Fatal(err)
 	}
-	MustFailOpen(t, dir, core.EINVALID, "lapse.db: permission denied")
+	if os.Geteuid() != 0 {
+		MustFailOpen(t, dir, core.EINVALID, "lapse.db: permission denied")
+		return
+	}
+	bin := filepath.Join(base, "sqlitestore.test")
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	MustWriteFile(t, bin, self)
+	for _, p := range []string{base, dir, bin, filepath.Join(dir, "lapse.lock")} {
+		if err := os.Chmod(p, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin, "-test.run=^TestOpenRefusesUnreadableDatabase$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), unreadableEnv+"="+dir)
+	cmd.Dir = base
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("as an unprivileged user, Open of an unreadable database: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "permission denied") {
+		t.Fatalf("the child did not see the permission error:\n%s", out)
+	}
 }
 
 func TestOpenRefusesNewerSchema(t *testing.T) {
