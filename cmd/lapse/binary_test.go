@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// process is a lapse binary running in the background.
+type process struct {
+	cmd    *exec.Cmd
+	url    string        // its control API
+	stderr chan string   // the rest of its stderr, once it ended
+	lines  []string      // its stderr up to the listening line
+	done   chan struct{} // closed when its stderr is read to the end
+}
+
+var listening = regexp.MustCompile(`msg=listening listener=control addr=(\S+)`)
+
+// MustBuild builds the lapse binary into a temporary folder.
+func MustBuild(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "lapse")
+	out, err := exec.Command("go", "build", "-ldflags", "-X main.version=test-build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// MustSpawn starts the binary with args and waits until it logs its control
+// address.
+func MustSpawn(t *testing.T, bin string, args ...string) *process {
+	t.Helper()
+	p := &process{cmd: exec.Command(bin, args...), stderr: make(chan string, 1), done: make(chan struct{})}
+	p.cmd.Env = []string{"LAPSE_LOG_LEVEL=info"}
+	r, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			<-p.done
+			_ = p.cmd.Wait()
+		}
+	})
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		p.lines = append(p.lines, sc.Text())
+		if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+			p.url = "http://" + dialable(m[1])
+			break
+		}
+	}
+	go func() {
+		defer close(p.done)
+		rest, _ := io.ReadAll(r)
+		p.stderr <- string(rest)
+	}()
+	if p.url == "" {
+		<-p.done
+		t.Fatalf("lapse did not log its control address:\n%s%s", strings.Join(p.lines, "\n"), <-p.stderr)
+	}
+	return p
+}
+
+// stop sends sig and returns the exit code and the rest of stderr.
+func (p *process) stop(t *testing.T, sig os.Signal) (int, string) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	<-p.done
+	err := p.cmd.Wait()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return p.cmd.ProcessState.ExitCode(), <-p.stderr
+}
+
+// The binary: signals, a second lapse on a locked folder, the health check
+// the container uses, the version set by -ldflags.
+func TestBinary(t *testing.T) {
+	bin := MustBuild(t)
+	dir := filepath.Join(t.TempDir(), "data")
+	args := serveArgs(dir)
+
+	p := MustSpawn(t, bin, args...)
+	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Get(p.url + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("GET /healthz: %d", resp.StatusCode)
+	}
+	if out, err := exec.Command(bin, "healthcheck", "--control-url", p.url).CombinedOutput(); err != nil {
+		t.Errorf("lapse healthcheck: %v %s", err, out)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "lapse test-build (go") {
+		t.Errorf("lapse version: %v %q", err, out)
+	}
+
+	// A second lapse on the same folder: one line, exit code 1.
+	second := exec.Command(bin, args...)
+	var stderr strings.Builder
+	second.Stderr = &stderr
+	err = second.Run()
+	if second.ProcessState.ExitCode() != 1 {
+		t.Errorf("second lapse on the same folder: %v, want exit code 1", err)
+	}
+	if got := stderr.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, "is in use by another lapse process (pid ") {
+		t.Errorf("second lapse's stderr = %q, want one line saying the folder is in use", got)
+	}
+
+	for _, sig := range []os.Signal{syscall.SIGTERM, os.Interrupt} {
+		code, rest := p.stop(t, sig)
+		if code != 0 || !strings.Contains(rest, "msg=stopped") {
+			t.Errorf("after %v: exit code %d, stderr:\n%s", sig, code, rest)
+		}
+		// The lock went with the process: the folder opens again.
+		p = MustSpawn(t, bin, args...)
+	}
+	if code, _ := p.stop(t, syscall.SIGTERM); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+	if out, err := exec.Command(bin, "healthcheck", "--control-url", p.url).CombinedOutput(); err == nil {
+		t.Errorf("lapse healthcheck of a stopped lapse succeeded: %s", out)
+	}
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/dashboard"
+)
+
+// controlClient talks to a running lapse's control API.
+type controlClient struct {
+	base string
+	http *http.Client
+}
+
+// clientCommand runs `lapse clock ...`, `lapse events ...` and
+// `lapse healthcheck`. Flags may come before or after the arguments.
+func clientCommand(ctx context.Context, cmd string, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("lapse "+cmd, flag.ContinueOnError)
+	var base string
+	envString(fs, getenv, &base, "control-url", "http://localhost:8080", "URL of a running lapse's control API")
+	var since, limit uint64
+	var protocol, entity string
+	if cmd == "events" {
+		fs.Uint64Var(&since, "since", 0, "only events with an ID above this")
+		fs.StringVar(&protocol, "protocol", "", "only events of this protocol")
+		fs.StringVar(&entity, "entity", "", "only events of this entity")
+		fs.Uint64Var(&limit, "limit", 0, "at most this many events (0 for all)")
+	}
+	pos, err := parseFlags(fs, args, true, stderr)
+	if err != nil {
+		return err
+	}
+	timeout := time.Minute // an advance over millions of items takes a while
+	if cmd == "healthcheck" {
+		timeout = 5 * time.Second
+	}
+	c := &controlClient{
+		base: strings.TrimSuffix(base, "/"),
+		http: &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}},
+	}
+	switch cmd {
+	case "healthcheck":
+		if len(pos) > 0 {
+			return &usageError{"healthcheck takes no arguments"}
+		}
+		return c.do(ctx, http.MethodGet, "/healthz", nil, nil)
+	case "events":
+		if len(pos) > 0 {
+			return &usageError{fmt.Sprintf("unexpected argument %q", pos[0])}
+		}
+		q := url.Values{}
+		for k, v := range map[string]string{"protocol": protocol, "entity": entity} {
+			if v != "" {
+				q.Set(k, v)
+			}
+		}
+		if since > 0 {
+			q.Set("since", strconv.FormatUint(since, 10))
+		}
+		if limit > 0 {
+			q.Set("limit", strconv.FormatUint(limit, 10))
+		}
+		path := "/api/events"
+		if len(q) > 0 {
+			path += "?" + q.Encode()
+		}
+		var evs []core.Event
+		if err := c.do(ctx, http.MethodGet, path, nil, &evs); err != nil {
+			return err
+		}
+		for _, ev := range evs {
+			fmt.Fprintln(stdout, eventLine(ev))
+		}
+		return nil
+	}
+	return c.clock(ctx, pos, stdout)
+}
+
+// clock runs `lapse clock [advance D | freeze | resume | set TIME]`.
+func (c *controlClient) clock(ctx context.Context, args []string, stdout io.Writer) error {
+	var st dashboard.ClockState
+	var err error
+	sub := ""
+	if len(args) > 0 {
+		sub = args[0]
+	}
+	want := map[string]int{"": 0, "freeze": 1, "resume": 1, "advance": 2, "set": 2}
+	n, ok := want[sub]
+	switch {
+	case !ok:
+		return &usageError{fmt.Sprintf("unknown clock command %q", sub)}
+	case len(args) != n && sub == "advance":
+		return &usageError{"usage: lapse clock advance DURATION (15m, P14D)"}
+	case len(args) != n && sub == "set":
+		return &usageError{"usage: lapse clock set TIME (RFC 3339)"}
+	case len(args) != n:
+		return &usageError{fmt.Sprintf("clock %s takes no arguments", sub)}
+	}
+	switch sub {
+	case "":
+		err = c.do(ctx, http.MethodGet, "/api/clock", nil, &st)
+	case "advance":
+		err = c.do(ctx, http.MethodPost, "/api/clock/advance", map[string]string{"by": args[1]}, &st)
+	case "set":
+		err = c.do(ctx, http.MethodPost, "/api/clock/set", map[string]string{"now": args[1]}, &st)
+	default:
+		err = c.do(ctx, http.MethodPost, "/api/clock/"+sub, nil, &st)
+	}
+	if err != nil {
+		return err
+	}
+	line := st.Now + " " + string(st.Mode)
+	if st.Applied != nil {
+		line += fmt.Sprintf(" (%d events applied)", *st.Applied)
+	}
+	fmt.Fprintln(stdout, line)
+	return nil
+}
+
+// eventLine writes an event as one tab-separated line: id, time, protocol,
+// entity, item (sequence number, "-" for an entity event), action, rule,
+// reason.
+func eventLine(ev core.Event) string {
+	item := "-"
+	if ev.Item != 0 {
+		item = strconv.FormatUint(ev.Item, 10)
+	}
+	rule := ev.Rule
+	if rule == "" {
+		rule = "-"
+	}
+	return strings.Join([]string{
+		strconv.FormatUint(ev.ID, 10), ev.Time.UTC().Format(time.RFC3339Nano), ev.Protocol, ev.Entity,
+		item, string(ev.Action), rule, ev.Reason,
+	}, "\t")
+}
+
+// do sends a request with body as JSON (nil for none) and decodes a 2xx
+// answer into out (nil to ignore it). An error answer becomes its message.
+func (c *controlClient) do(ctx context.Context, method, path string, body, out any) error {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
+	if err != nil {
+		return fmt.Errorf("--control-url %q: %v", c.base, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("cannot reach lapse at %s: %v", c.base, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("reading the answer of %s %s: %v", method, path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(data, &e) == nil && e.Error != "" {
+			return fmt.Errorf("%s (HTTP %d)", e.Error, resp.StatusCode)
+		}
+		return fmt.Errorf("%s %s: HTTP %d", method, path, resp.StatusCode)
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("the answer of %s %s is not what lapse sends: %v", method, path, err)
+		}
+	}
+	return nil
+}

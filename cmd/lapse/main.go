@@ -1,0 +1,121 @@
+// Command lapse emulates Azure Service Bus, RabbitMQ and Azure Cosmos DB
+// for testing expiry, with one clock that the control API can move.
+//
+//	lapse [serve] [flags]     run lapse (the default command)
+//	lapse version             print the version
+//	lapse clock [advance D | freeze | resume | set TIME]
+//	lapse events [--since N] [--protocol P] [--entity E] [--limit N]
+//	lapse healthcheck         exit 0 when a running lapse answers /healthz
+//
+// The commands after serve talk to a running lapse's control API at
+// --control-url (env LAPSE_CONTROL_URL, default http://localhost:8080).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+// version is set at build time: go build -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
+// shutdownTimeout bounds a graceful shutdown.
+const shutdownTimeout = 10 * time.Second
+
+func main() {
+	// gin chooses its mode from GIN_MODE at init and prints every route in
+	// debug mode; lapse logs through slog only.
+	gin.SetMode(gin.ReleaseMode)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run runs the command line args and returns the exit code: 0 for success,
+// 1 for a failure, 2 for a mistake on the command line.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	var err error
+	switch cmd {
+	case "serve":
+		err = serve(ctx, args, getenv, stderr)
+	case "version":
+		fmt.Fprintf(stdout, "lapse %s (%s)\n", version, runtimeVersion())
+	case "clock", "events", "healthcheck":
+		err = clientCommand(ctx, cmd, args, getenv, stdout, stderr)
+	case "help":
+		fmt.Fprint(stdout, usage)
+	default:
+		err = &usageError{fmt.Sprintf("unknown command %q", cmd)}
+	}
+	var ue *usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "lapse: %s\n%s", oneLine(err), usage)
+		return 2
+	}
+	fmt.Fprintf(stderr, "lapse: %s\n", oneLine(err))
+	return 1
+}
+
+const usage = `usage:
+  lapse [serve] [flags]       run lapse (lapse serve -h lists the flags)
+  lapse version               print the version
+  lapse clock                 print the clock of a running lapse
+  lapse clock advance 15m     move it forward (a Go duration or ISO 8601 like P14D)
+  lapse clock freeze | resume stop it, let it run again
+  lapse clock set TIME        jump to an RFC 3339 instant (never backwards)
+  lapse events [--since N] [--protocol P] [--entity E] [--limit N]
+                              print the expiry event log, one line per event
+  lapse healthcheck           exit 0 when a running lapse answers /healthz
+The commands after serve take --control-url (env LAPSE_CONTROL_URL,
+default http://localhost:8080).
+`
+
+// serve runs lapse until ctx ends (SIGINT or SIGTERM), then shuts down.
+func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	m := NewMain()
+	m.Stderr = stderr
+	if err := m.ParseFlags(args, getenv); err != nil {
+		return err
+	}
+	if err := m.Run(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	m.Logger.Info("shutting down")
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := m.Close(cctx); err != nil {
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	m.Logger.Info("stopped")
+	return nil
+}
+
+// runtimeVersion is the Go version and platform lapse was built with.
+func runtimeVersion() string {
+	return runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
+}
+
+// oneLine returns err's text on one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/dashboard"
+)
+
+// Main is `lapse serve`: it wires the clock, the store, the engine, the
+// expiry runner and the listeners. The binary and the end-to-end tests run
+// the same Main: ParseFlags, Run, then Close.
+type Main struct {
+	// Config is set by ParseFlags.
+	Config Config
+	// Stderr receives the log and flag errors; NewMain sets os.Stderr.
+	Stderr io.Writer
+	// Logger, if set before Run, is used instead of a text log on Stderr.
+	Logger *slog.Logger
+	// Wall is the wall clock lapse's Clock follows; NewMain sets time.Now.
+	Wall func() time.Time
+
+	// Clock, Engine and Control are set by Run.
+	Clock   *core.Clock
+	Engine  *core.Engine
+	Control *dashboard.Server
+
+	store  store
+	runner *runner
+}
+
+// NewMain returns a Main with the defaults of the binary.
+func NewMain() *Main {
+	return &Main{Stderr: os.Stderr, Wall: time.Now}
+}
+
+// Run starts lapse: it opens the data folder, loads it and applies what
+// fell due while lapse was not running (RB-13), starts the expiry runner
+// and binds the listeners, then returns. When Run fails it undoes what it
+// started.
+func (m *Main) Run(ctx context.Context) (err error) {
+	if m.Logger == nil {
+		m.Logger = slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: m.Config.LogLevel}))
+	}
+	log := m.Logger
+	defer func() {
+		if err != nil {
+			_ = m.Close(context.WithoutCancel(ctx))
+		}
+	}()
+
+	m.Clock = core.NewClock(m.Wall)
+	if m.Config.Clock == "frozen" {
+		m.Clock.Freeze()
+	}
+	if m.store, err = openStore(m.Config.Data); err != nil {
+		return err
+	}
+	m.runner = newRunner(m.Clock)
+	m.Engine = core.NewEngine(core.Config{Store: m.store, Wake: m.runner.Wake})
+	m.Clock.OnChange(m.runner.Wake)
+	if err := m.Engine.Recover(ctx, m.Clock.Now()); err != nil {
+		return fmt.Errorf("data folder %q: %w", m.Config.Data, err)
+	}
+	m.runner.start(m.Engine)
+
+	m.Control = dashboard.NewServer(dashboard.Config{
+		Addr:    m.Config.ControlAddr,
+		Engine:  m.Engine,
+		Clock:   m.Clock,
+		Logger:  log.With("listener", "control"),
+		Info:    m.info,
+		OnReset: m.declareConfigured,
+	})
+	if err := m.Control.Open(); err != nil {
+		return err
+	}
+	log.Info("listening", "listener", "control", "addr", m.Control.Addr().String())
+	for _, l := range m.planned() {
+		log.Info("not served yet", "listener", l.name, "addr", l.addr)
+	}
+	log.Info("lapse started", "version", version, "data", m.Config.Data, "clock", m.Clock.Mode())
+	return nil
+}
+
+// Close stops the listeners, then the expiry runner, then closes the store,
+// which finishes its in-flight commits. It is safe to call twice.
+func (m *Main) Close(ctx context.Context) error {
+	var errs []error
+	if m.Control != nil {
+		errs = append(errs, m.Control.Close(ctx))
+	}
+	if m.runner != nil {
+		m.runner.stop()
+	}
+	if m.store != nil {
+		errs = append(errs, m.store.Close(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// plannedListener is a port whose protocol front-end is still to come.
+type plannedListener struct{ name, addr string }
+
+// planned lists the listeners lapse does not serve yet; their addresses are
+// kept so that /api/info shows them, marked as not served.
+func (m *Main) planned() []plannedListener {
+	return []plannedListener{
+		{"amqp", m.Config.AMQPAddr},
+		{"cosmos", m.Config.CosmosAddr},
+		{"servicebusAdmin", m.Config.ServiceBusAdminAddr},
+		{"rabbitmqManagement", m.Config.RabbitMQManagementAddr},
+	}
+}
+
+// info is GET /api/info: every listener with its bound address, or its
+// configured one and served: false for those not served yet.
+func (m *Main) info() dashboard.Info {
+	ls := map[string]dashboard.Listener{}
+	if a := m.Control.Addr(); a != nil {
+		ls["control"] = dashboard.Listener{Addr: a.String(), Served: true}
+	}
+	for _, l := range m.planned() {
+		ls[l.name] = dashboard.Listener{Addr: l.addr}
+	}
+	return dashboard.Info{Version: version, Listeners: ls}
+}
+
+// declareConfigured declares the entities of the configuration files
+// (--servicebus-config, --rabbitmq-definitions, --cosmos-config). It runs
+// after POST /api/reset. The protocol front-ends that read those files are
+// still to come, so for now there is nothing to declare.
+func (m *Main) declareConfigured(ctx context.Context) error {
+	return nil
+}
