@@ -31,7 +31,17 @@ func MustBuild(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "lapse")
+	// Not t.TempDir, whose folders only root can enter: an unprivileged
+	// user runs the binary too.
+	base, err := os.MkdirTemp("", "lapse-bin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(base, "lapse")
 	out, err := exec.Command("go", "build", "-ldflags", "-X main.version=test-build", "-o", bin, ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -143,5 +153,42 @@ func TestBinary(t *testing.T) {
 	}
 	if out, err := exec.Command(bin, "healthcheck", "--control-url", p.url).CombinedOutput(); err == nil {
 		t.Errorf("lapse healthcheck of a stopped lapse succeeded: %s", out)
+	}
+}
+
+// A data folder whose database lapse cannot read: one line, exit code 1,
+// the file untouched. Root reads every file whatever its mode, so under
+// root the binary runs as the unprivileged user 65534.
+func TestBinaryUnreadableDataFolder(t *testing.T) {
+	bin := MustBuild(t)
+	dir := filepath.Join(filepath.Dir(bin), "data")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "lapse.db")
+	if err := os.WriteFile(db, []byte("SQLite format 3\x00 and more"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(db, 0); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, serveArgs(dir)...)
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 {
+		t.Fatalf("lapse on an unreadable folder: %v, want exit code 1; stderr %q", err, stderr.String())
+	}
+	if got := stderr.String(); strings.Count(got, "\n") != 1 || !strings.HasPrefix(got, "lapse: ") || !strings.Contains(got, "lapse.db: permission denied") {
+		t.Errorf("stderr = %q, want one line saying lapse.db cannot be read", got)
+	}
+	if fi, err := os.Stat(db); err != nil || fi.Size() != int64(len("SQLite format 3\x00 and more")) {
+		t.Errorf("the database file changed: %v %v", fi, err)
 	}
 }

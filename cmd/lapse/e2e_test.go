@@ -220,7 +220,7 @@ func TestUnusableDataFolder(t *testing.T) {
 		}, "cannot be made"},
 		{"Unreadable", func(t *testing.T, dir string) {
 			if os.Geteuid() == 0 {
-				t.Skip("root reads every folder")
+				t.Skip("root reads every file: TestBinaryUnreadableDataFolder runs this case as another user")
 			}
 			mustWrite(t, filepath.Join(dir, "lapse.db"), "")
 			if err := os.Chmod(filepath.Join(dir, "lapse.db"), 0); err != nil {
