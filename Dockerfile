@@ -1,0 +1,31 @@
+# lapse as a small static image. No Docker engine runs where lapse is
+# developed, so this file stays simple enough to be right by reading.
+
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=dev
+# A static binary (CGO_ENABLED=0: the SQLite driver is pure Go), an empty
+# data folder and a /tmp for SQLite's temporary files, to copy into scratch.
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/lapse ./cmd/lapse \
+ && mkdir -p /out/data /out/tmp \
+ && chmod 1777 /out/tmp
+
+FROM scratch
+COPY --from=build /out/lapse /lapse
+COPY --from=build /out/tmp /tmp
+COPY --from=build --chown=65532:65532 /out/data /data
+USER 65532:65532
+ENV LAPSE_DATA=/data
+VOLUME /data
+# AMQP (Service Bus and RabbitMQ), Cosmos DB, Service Bus administration,
+# RabbitMQ management, control API and dashboard.
+EXPOSE 5672 8081 5300 15672 8080
+# No shell nor curl in scratch: the binary checks its own /healthz. The
+# address is 127.0.0.1, not localhost: scratch has no /etc/hosts of its own.
+HEALTHCHECK --interval=5s --timeout=3s --start-period=2s --retries=10 \
+  CMD ["/lapse", "healthcheck", "--control-url", "http://127.0.0.1:8080"]
+ENTRYPOINT ["/lapse"]
+CMD ["serve"]
