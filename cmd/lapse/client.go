@@ -60,10 +60,11 @@ func clientCommand(ctx context.Context, cmd string, args []string, getenv func(s
 			return &usageError{fmt.Sprintf("unexpected argument %q", pos[0])}
 		}
 		q := url.Values{}
-		for k, v := range map[string]string{"protocol": protocol, "entity": entity} {
-			if v != "" {
-				q.Set(k, v)
-			}
+		if protocol != "" {
+			q.Set("protocol", protocol)
+		}
+		if entity != "" {
+			q.Set("entity", entity)
 		}
 		if since > 0 {
 			q.Set("since", strconv.FormatUint(since, 10))
@@ -91,31 +92,23 @@ func clientCommand(ctx context.Context, cmd string, args []string, getenv func(s
 func (c *controlClient) clock(ctx context.Context, args []string, stdout io.Writer) error {
 	var st dashboard.ClockState
 	var err error
-	sub := ""
-	if len(args) > 0 {
-		sub = args[0]
-	}
-	want := map[string]int{"": 0, "freeze": 1, "resume": 1, "advance": 2, "set": 2}
-	n, ok := want[sub]
 	switch {
-	case !ok:
-		return &usageError{fmt.Sprintf("unknown clock command %q", sub)}
-	case len(args) != n && sub == "advance":
-		return &usageError{"usage: lapse clock advance DURATION (15m, P14D)"}
-	case len(args) != n && sub == "set":
-		return &usageError{"usage: lapse clock set TIME (RFC 3339)"}
-	case len(args) != n:
-		return &usageError{fmt.Sprintf("clock %s takes no arguments", sub)}
-	}
-	switch sub {
-	case "":
+	case len(args) == 0:
 		err = c.do(ctx, http.MethodGet, "/api/clock", nil, &st)
-	case "advance":
+	case args[0] == "advance" && len(args) == 2:
 		err = c.do(ctx, http.MethodPost, "/api/clock/advance", map[string]string{"by": args[1]}, &st)
-	case "set":
+	case args[0] == "advance":
+		return &usageError{"usage: lapse clock advance DURATION (15m, P14D)"}
+	case args[0] == "set" && len(args) == 2:
 		err = c.do(ctx, http.MethodPost, "/api/clock/set", map[string]string{"now": args[1]}, &st)
+	case args[0] == "set":
+		return &usageError{"usage: lapse clock set TIME (RFC 3339)"}
+	case (args[0] == "freeze" || args[0] == "resume") && len(args) == 1:
+		err = c.do(ctx, http.MethodPost, "/api/clock/"+args[0], nil, &st)
+	case args[0] == "freeze" || args[0] == "resume":
+		return &usageError{fmt.Sprintf("clock %s takes no arguments", args[0])}
 	default:
-		err = c.do(ctx, http.MethodPost, "/api/clock/"+sub, nil, &st)
+		return &usageError{fmt.Sprintf("unknown clock command %q", args[0])}
 	}
 	if err != nil {
 		return err
