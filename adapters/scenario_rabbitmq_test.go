@@ -354,7 +354,7 @@ func TestRabbitQueueTTL_RB8(t *testing.T) {
 			t.Fatal("deleted before x-expires from the last consumer leaving")
 		}
 		s.advance(time.Millisecond)
-		s.wantEvents(q, "deleted-idle RB-8 0 due 69m at 69m")
+		s.wantEvents(q, "deleted-idle RB-8 0 due 1h9m at 1h9m")
 	})
 	t.Run("LeaseRestartsWhenServerRestarts_RB8", func(t *testing.T) {
 		s := MustScenario(t)

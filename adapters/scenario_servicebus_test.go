@@ -197,7 +197,7 @@ func TestServiceBusScheduledMessage_SB4(t *testing.T) {
 		s := MustScenario(t)
 		q := s.MustServiceBus("q", sbQueue, sbStd, sbTTL(10*time.Minute))
 		m := s.MustEnqueue(q, core.Item{Body: []byte("m"), State: core.Scheduled, ScheduledAt: s.now().Add(time.Hour)})
-		check(t, "expiry", "70m SB-4", expiry(m))
+		check(t, "expiry", "1h10m SB-4", expiry(m))
 	})
 	t.Run("CancelRemovesIt_SB4", func(t *testing.T) {
 		s := MustScenario(t)
@@ -297,9 +297,9 @@ func TestServiceBusLockedMessages_SB7(t *testing.T) {
 	}
 	s.wantEvents(q,
 		"lock-lost SB-7 4 due 30s at 30s",
-		"dead-lettered SB-7 2 due 1m at 70s",
-		"lock-lost SB-7 3 due 90s at 90s",
-		"dead-lettered SB-7 3 due 1m at 90s",
+		"dead-lettered SB-7 2 due 1m at 1m10s",
+		"lock-lost SB-7 3 due 1m30s at 1m30s",
+		"dead-lettered SB-7 3 due 1m at 1m30s",
 	)
 	check(t, "dead letters", []string{"abandon-late TTLExpiredException SB-7", "lock-runs-out TTLExpiredException SB-7"}, s.deadLetters(q))
 	check(t, "counts", core.Counts{DeadLettered: 2}, s.counts(q))

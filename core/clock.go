@@ -26,7 +26,8 @@ type Clock struct {
 	frozen   bool
 	frozenAt time.Time
 	last     time.Time // the latest instant handed out, so time never goes back
-	changed  []func()
+	changed  map[int]func()
+	nextID   int
 }
 
 // NewClock returns a running Clock that follows wall.
@@ -70,16 +71,30 @@ func (c *Clock) Mode() ClockMode {
 }
 
 // OnChange registers fn to be called (outside the clock's lock) after every
-// Freeze, Resume, Advance and Set. The expiry scheduler uses it to wake up.
-func (c *Clock) OnChange(fn func()) {
+// Freeze, Resume, Advance and Set, and returns a function that unregisters
+// it. The expiry scheduler uses it to wake up.
+func (c *Clock) OnChange(fn func()) (cancel func()) {
 	c.mu.Lock()
-	c.changed = append(c.changed, fn)
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	if c.changed == nil {
+		c.changed = make(map[int]func())
+	}
+	id := c.nextID
+	c.nextID++
+	c.changed[id] = fn
+	return func() {
+		c.mu.Lock()
+		delete(c.changed, id)
+		c.mu.Unlock()
+	}
 }
 
 func (c *Clock) notify() {
 	c.mu.Lock()
-	fns := append([]func(){}, c.changed...)
+	fns := make([]func(), 0, len(c.changed))
+	for _, fn := range c.changed {
+		fns = append(fns, fn)
+	}
 	c.mu.Unlock()
 	for _, fn := range fns {
 		fn()

@@ -132,3 +132,32 @@ func TestTTL(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0:                                 "0s",
+		14 * 24 * time.Hour:               "14d",
+		26 * time.Hour:                    "1d2h",
+		55*time.Minute + 55*time.Second:   "55m55s",
+		1500 * time.Millisecond:           "1500ms",
+		time.Hour + 1500*time.Millisecond: "1h1s500ms",
+		time.Microsecond:                  "1µs",
+		10*time.Minute + 30*time.Second:   "10m30s",
+	} {
+		if got := core.FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func TestClockOnChangeCanBeCancelled(t *testing.T) {
+	c := core.NewClock(func() time.Time { return t0 })
+	n := 0
+	cancel := c.OnChange(func() { n++ })
+	c.Freeze()
+	cancel()
+	c.Advance(time.Second)
+	if n != 1 {
+		t.Fatalf("called %d times, want 1", n)
+	}
+}

@@ -126,8 +126,8 @@ func (e *Engine) unlock() *Commit {
 
 // Advance applies everything due up to now: expiries, lock expiries,
 // scheduled enqueues and idle deletions (EM-1). It returns how many events it
-// recorded.
-func (e *Engine) Advance(now time.Time) int {
+// recorded, and the Commit of the deletions and moves it made.
+func (e *Engine) Advance(now time.Time) (int, *Commit) {
 	e.mu.Lock()
 	before := e.events.next
 	if now.After(e.now) {
@@ -135,8 +135,7 @@ func (e *Engine) Advance(now time.Time) int {
 	}
 	e.runDue(e.now)
 	n := int(e.events.next - before)
-	e.unlock()
-	return n
+	return n, e.unlock()
 }
 
 // NextDue returns the earliest pending due time, if any.

@@ -40,7 +40,8 @@ func (f *fixture) advance(d time.Duration) int {
 	if err != nil {
 		f.tb.Fatal(err)
 	}
-	return f.e.Advance(now)
+	n, _ := f.e.Advance(now)
+	return n
 }
 
 func (f *fixture) MustCreate(name string, p core.Policy) core.EntityKey {

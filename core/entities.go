@@ -21,8 +21,8 @@ type EntityInfo struct {
 	Counts       Counts    `json:"counts"`
 	Consumers    int       `json:"consumers"`
 	LastUsed     time.Time `json:"lastUsed"`
-	NextDue      time.Time `json:"nextDue,omitempty"`      // earliest item expiry, lock expiry or scheduled time
-	IdleDeadline time.Time `json:"idleDeadline,omitempty"` // when idle deletion is due, if armed
+	NextDue      time.Time `json:"nextDue,omitzero"`      // earliest item expiry, lock expiry or scheduled time
+	IdleDeadline time.Time `json:"idleDeadline,omitzero"` // when idle deletion is due, if armed
 }
 
 // Create adds an entity. An entity of the same key is a ECONFLICT.

@@ -59,8 +59,9 @@ func (x explanation) render(ev *Event) string {
 		return "deferred item found expired when taken by sequence number (" + x.ttlText() + ")"
 	}
 	s := "TTL ran out (" + x.ttlText() + ")"
-	if ev.Rule != "" && ev.Action == ActionExpired && x.kind == explainExpired && ev.Due.Before(ev.Time) && ev.Time.Sub(ev.Due) > time.Second {
-		s += fmt.Sprintf(", applied %s after it was due", FormatDuration(ev.Time.Sub(ev.Due).Truncate(time.Millisecond)))
+	if late := ev.Time.Sub(ev.Due); late >= time.Second {
+		// Applied late: the clock jumped past the due time, or lapse was down.
+		s += ", applied " + FormatDuration(late.Truncate(time.Millisecond)) + " after it was due"
 	}
 	return s
 }

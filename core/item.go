@@ -57,19 +57,19 @@ type Item struct {
 	// ModifiedAt is the last write of the item.
 	ModifiedAt time.Time `json:"modifiedAt"`
 	// ScheduledAt is the scheduled enqueue time of a scheduled item.
-	ScheduledAt time.Time `json:"scheduledAt,omitempty"`
+	ScheduledAt time.Time `json:"scheduledAt,omitzero"`
 	// TTL is the item's own TTL as the client set it.
 	TTL TTL `json:"ttl"`
 	// EffectiveTTL is the TTL the policy made of it.
 	EffectiveTTL TTL `json:"effectiveTtl"`
 	// DueAt is when the item expires; zero if it never does.
-	DueAt time.Time `json:"dueAt,omitempty"`
+	DueAt time.Time `json:"dueAt,omitzero"`
 	// Rule is the SEMANTICS.md rule that set DueAt, and Reason says how.
 	Rule   string `json:"rule,omitempty"`
 	Reason string `json:"reason,omitempty"`
 	// LockedUntil is when a locked item's lock runs out; zero for a lock
 	// that only its holder ends (a RabbitMQ unacked delivery).
-	LockedUntil time.Time `json:"lockedUntil,omitempty"`
+	LockedUntil time.Time `json:"lockedUntil,omitzero"`
 	// DeliveryCount counts the times the item was handed out locked.
 	DeliveryCount uint32 `json:"deliveryCount"`
 	// Persistent items of durable entities are kept in the Store.

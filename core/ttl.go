@@ -111,25 +111,33 @@ func (t *TTL) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// FormatDuration writes a duration the way people write TTLs: whole days as
-// "14d", whole hours "2h", minutes "10m", seconds "30s", else Go's format.
+// FormatDuration writes a duration the way people write TTLs, in days,
+// hours, minutes, seconds and milliseconds, leaving out the zero ones:
+// "14d", "1d2h", "55m55s", "1500ms". Below a millisecond it is Go's format.
 func FormatDuration(d time.Duration) string {
-	const day = 24 * time.Hour
-	switch {
-	case d == 0:
+	if d == 0 {
 		return "0s"
-	case d%day == 0:
-		return strconv.FormatInt(int64(d/day), 10) + "d"
-	case d%time.Hour == 0:
-		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
-	case d%time.Minute == 0:
-		return strconv.FormatInt(int64(d/time.Minute), 10) + "m"
-	case d%time.Second == 0:
-		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
-	case d%time.Millisecond == 0:
+	}
+	if d < 0 || d%time.Millisecond != 0 {
+		return d.String()
+	}
+	var b strings.Builder
+	rest := d
+	if d%time.Second != 0 && d < time.Minute {
+		// "1500ms" reads better than "1s500ms".
 		return strconv.FormatInt(int64(d/time.Millisecond), 10) + "ms"
 	}
-	return d.String()
+	for _, u := range []struct {
+		d    time.Duration
+		name string
+	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}, {time.Millisecond, "ms"}} {
+		if n := rest / u.d; n > 0 {
+			b.WriteString(strconv.FormatInt(int64(n), 10))
+			b.WriteString(u.name)
+			rest -= n * u.d
+		}
+	}
+	return b.String()
 }
 
 // ParseDuration reads a Go duration ("15m", "1h30m"), a day count ("14d") or

@@ -29,7 +29,13 @@ func (s *Server) getClock(c *gin.Context) {
 // clock call returns, every expiry due by then has happened (EM-1).
 func (s *Server) applyNow(c *gin.Context) {
 	now := s.cfg.Clock.Now()
-	n := s.cfg.Engine.Advance(now)
+	n, commit := s.cfg.Engine.Advance(now)
+	// What the move expired is on disk before the caller hears of it, so a
+	// crash right after cannot bring expired items back.
+	if err := commit.Wait(c.Request.Context()); err != nil {
+		s.writeError(c, err)
+		return
+	}
 	st := s.clockState(now)
 	st.Applied = &n
 	c.JSON(http.StatusOK, st)
