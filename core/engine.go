@@ -25,6 +25,9 @@ type Engine struct {
 	notify   []EntityKey
 	deleted  []Entity
 	lastNext int64 // the earliest due time reported to Wake
+	// lastCommit is the Commit of the latest Append: once it is done, every
+	// change the engine made before it is durable.
+	lastCommit *Commit
 	now      time.Time
 }
 
@@ -95,6 +98,7 @@ func (e *Engine) unlock() *Commit {
 	if len(e.ops) > 0 {
 		if e.cfg.Store != nil {
 			c = e.cfg.Store.Append(e.ops)
+			e.lastCommit = c
 		}
 		e.ops = nil
 	}
@@ -126,7 +130,8 @@ func (e *Engine) unlock() *Commit {
 
 // Advance applies everything due up to now: expiries, lock expiries,
 // scheduled enqueues and idle deletions (EM-1). It returns how many events it
-// recorded, and the Commit of the deletions and moves it made.
+// recorded, and a Commit that is done once every change the engine has made
+// so far is durable, its own and those of other callers alike.
 func (e *Engine) Advance(now time.Time) (int, *Commit) {
 	e.mu.Lock()
 	before := e.events.next
@@ -135,7 +140,20 @@ func (e *Engine) Advance(now time.Time) (int, *Commit) {
 	}
 	e.runDue(e.now)
 	n := int(e.events.next - before)
-	return n, e.unlock()
+	if c := e.unlock(); c != nil {
+		return n, c
+	}
+	e.mu.Lock()
+	c := e.lastCommit
+	e.mu.Unlock()
+	return n, c
+}
+
+// LastEventID returns the ID of the latest event recorded, 0 if none.
+func (e *Engine) LastEventID() uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.events.next - 1
 }
 
 // NextDue returns the earliest pending due time, if any.

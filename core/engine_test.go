@@ -646,3 +646,44 @@ func TestCopiesAgeIndependently_RB2(t *testing.T) {
 		t.Fatalf("the death in one queue touched the other: %q", got)
 	}
 }
+
+// heldStore is a Store whose Commits complete only when the test says so.
+type heldStore struct {
+	core.MemStore
+	held []*core.Commit
+}
+
+func (s *heldStore) Append(ops []core.Op) *core.Commit {
+	s.MemStore.Append(ops)
+	c := core.NewCommit()
+	s.held = append(s.held, c)
+	return c
+}
+
+func TestAdvanceWaitsForEarlierChanges_EM1(t *testing.T) {
+	st := &heldStore{MemStore: *core.NewMemStore()}
+	e := core.NewEngine(core.Config{Store: st})
+	k := core.EntityKey{Protocol: "test", Name: "q"}
+	e.Create(t0, core.Entity{EntityKey: k, Durable: true, Policy: ttlPolicy(time.Minute)})
+	e.Enqueue(t0, k, core.Item{Persistent: true})
+	// Someone else (the expiry runner) applies the expiry first.
+	if n, _ := e.Advance(t0.Add(time.Minute)); n != 1 || e.LastEventID() != 1 {
+		t.Fatalf("first advance applied %d, last event %d", n, e.LastEventID())
+	}
+	// A later Advance with nothing left to do still waits for that deletion.
+	n, c := e.Advance(t0.Add(time.Minute))
+	if n != 0 || c == nil {
+		t.Fatalf("second advance: %d events, commit %v", n, c)
+	}
+	select {
+	case <-c.DoneChan():
+		t.Fatal("done before the deletion was durable")
+	default:
+	}
+	for _, h := range st.held {
+		h.Done(nil)
+	}
+	if err := c.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

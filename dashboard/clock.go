@@ -26,16 +26,20 @@ func (s *Server) getClock(c *gin.Context) {
 }
 
 // applyNow applies everything due up to the clock's time, so that when a
-// clock call returns, every expiry due by then has happened (EM-1).
-func (s *Server) applyNow(c *gin.Context) {
+// clock call returns, every expiry due by then has happened (EM-1). The
+// clock's move also wakes the expiry runner, which may apply some of it
+// first: applied counts the events recorded since before (the event ID the
+// caller read before moving the clock), whoever applied them.
+func (s *Server) applyNow(c *gin.Context, before uint64) {
 	now := s.cfg.Clock.Now()
-	n, commit := s.cfg.Engine.Advance(now)
+	_, commit := s.cfg.Engine.Advance(now)
 	// What the move expired is on disk before the caller hears of it, so a
 	// crash right after cannot bring expired items back.
 	if err := commit.Wait(c.Request.Context()); err != nil {
 		s.writeError(c, err)
 		return
 	}
+	n := int(s.cfg.Engine.LastEventID() - before)
 	st := s.clockState(now)
 	st.Applied = &n
 	c.JSON(http.StatusOK, st)
@@ -58,11 +62,12 @@ func (s *Server) advanceClock(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
+	before := s.cfg.Engine.LastEventID()
 	if _, err := s.cfg.Clock.Advance(d); err != nil {
 		s.writeError(c, err)
 		return
 	}
-	s.applyNow(c)
+	s.applyNow(c, before)
 }
 
 func (s *Server) setClock(c *gin.Context) {
@@ -78,11 +83,12 @@ func (s *Server) setClock(c *gin.Context) {
 		s.writeError(c, core.Errorf(core.EINVALID, `set needs {"now": "2006-01-02T15:04:05Z"} (RFC 3339), got %q`, req.Now))
 		return
 	}
+	before := s.cfg.Engine.LastEventID()
 	if _, err := s.cfg.Clock.Set(t); err != nil {
 		s.writeError(c, err)
 		return
 	}
-	s.applyNow(c)
+	s.applyNow(c, before)
 }
 
 func (s *Server) freezeClock(c *gin.Context) {
