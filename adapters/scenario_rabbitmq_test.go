@@ -112,6 +112,7 @@ func TestRabbitPerQueueMessageTTL_RB1(t *testing.T) {
 	})
 }
 
+// rule: RB-2
 func TestRabbitCopiesAgeOnTheirOwn_RB2(t *testing.T) {
 	s := MustScenario(t)
 	short := s.MustRabbitQueue("q.short", map[string]any{"x-message-ttl": int32(1000)}, nil, nil)
@@ -367,6 +368,7 @@ func TestRabbitQueueTTL_RB8(t *testing.T) {
 		s.advance(5 * time.Minute)
 		s.wantEvents(q, "deleted-idle RB-8 0 due 19m at 19m")
 	})
+	// rule: RB-12 (expiring queues do not dead-letter their messages)
 	t.Run("ExpiredQueueDoesNotDeadLetterItsMessages_RB12", func(t *testing.T) {
 		s := MustScenario(t)
 		q := s.MustRabbitQueue("q", map[string]any{"x-expires": int32(1000), "x-dead-letter-exchange": "dlx"}, nil, nil)

@@ -256,6 +256,7 @@ func TestServiceBusSubscriptionCopyTTL_SB5(t *testing.T) {
 	s.wantEvents(short, fmt.Sprintf("expired SB-8 %d due 5m at 5m", aging[0].Seq))
 }
 
+// rule: SB-6
 func TestServiceBusReceiveNeverReturnsExpired_SB6(t *testing.T) {
 	s := MustScenario(t)
 	q := s.MustServiceBus("q", sbQueue, sbStd, sbTTL(time.Minute))

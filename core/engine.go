@@ -28,7 +28,7 @@ type Engine struct {
 	// lastCommit is the Commit of the latest Append: once it is done, every
 	// change the engine made before it is durable.
 	lastCommit *Commit
-	now      time.Time
+	now        time.Time
 }
 
 // Config configures an Engine.

@@ -137,6 +137,7 @@ func TestAdvanceAppliesEverythingDue_EM1(t *testing.T) {
 	}
 }
 
+// rule: SB-6, RB-3, CO-6
 func TestReadsNeverReturnExpiredItemsBetweenSweeps_SB6_RB3_CO6(t *testing.T) {
 	f := MustFixture(t)
 	q := f.MustCreate("q", ttlPolicy(time.Minute))
@@ -631,6 +632,7 @@ func TestEngineErrors(t *testing.T) {
 	}
 }
 
+// rule: RB-2
 func TestCopiesAgeIndependently_RB2(t *testing.T) {
 	f := MustFixture(t)
 	short := f.MustCreate("short", ttlPolicy(time.Second))
