@@ -689,3 +689,22 @@ func TestAdvanceWaitsForEarlierChanges_EM1(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestAvailableHookRunsOutsideTheLock(t *testing.T) {
+	f := MustFixture(t)
+	q := f.MustCreate("q", ttlPolicy(time.Hour))
+	var got []string
+	f.e.Register("test", core.ProtocolHooks{Available: func(k core.EntityKey) {
+		// Outside the lock: the hook may call the engine.
+		in, _ := f.e.Info(f.now(), k)
+		got = append(got, fmt.Sprintf("%s %d", k.Name, in.Counts.Active))
+	}})
+	f.MustEnqueue(q, body("a"))
+	it, _ := f.MustReceive(q, time.Minute)
+	f.e.Release(f.now(), q, it.Seq)
+	f.MustEnqueue(q, core.Item{State: core.Scheduled, ScheduledAt: t0.Add(time.Minute)})
+	f.advance(time.Minute)
+	if d := cmp.Diff([]string{"q 1", "q 1", "q 2"}, got); d != "" {
+		t.Fatalf("Available calls (-want +got):\n%s", d)
+	}
+}

@@ -186,6 +186,9 @@ func (e *Engine) entityOp(ent *entity) {
 
 // available notes that items became available in ent.
 func (e *Engine) available(ent *entity) {
+	if e.protos[ent.Protocol].Available == nil {
+		return
+	}
 	if n := len(e.notify); n > 0 && e.notify[n-1] == ent.EntityKey {
 		return
 	}
