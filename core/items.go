@@ -114,6 +114,19 @@ func (e *Engine) Take(now time.Time, k EntityKey) (it Item, found bool, c *Commi
 	return x.Item, true, e.unlock(), nil
 }
 
+// itemLocked returns live item seq of entity k, or ENOTFOUND.
+func (e *Engine) itemLocked(k EntityKey, seq uint64) (*item, error) {
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		return nil, err
+	}
+	x := ent.find(seq)
+	if x == nil {
+		return nil, Errorf(ENOTFOUND, "item %d of %q not found", seq, k.Name)
+	}
+	return x, nil
+}
+
 // lockedItem returns item seq of entity k if it is locked, else ELOCKLOST.
 func (e *Engine) lockedItem(k EntityKey, seq uint64) (*item, error) {
 	ent, err := e.entityLocked(k)
@@ -219,16 +232,12 @@ func (e *Engine) TakeDeferred(now time.Time, k EntityKey, seq uint64, lockUntil 
 // MaxDeliveryCount), recording an event with why's rule.
 func (e *Engine) DeadLetter(now time.Time, k EntityKey, seq uint64, why DeadLetterReason) (*Commit, error) {
 	e.lock(now)
-	ent, err := e.entityLocked(k)
+	x, err := e.itemLocked(k, seq)
 	if err != nil {
 		e.unlock()
 		return nil, err
 	}
-	x := ent.find(seq)
-	if x == nil {
-		e.unlock()
-		return nil, Errorf(ENOTFOUND, "item %d of %q not found", seq, k.Name)
-	}
+	ent := x.ent
 	e.removeItem(x)
 	e.events.record(Event{Time: e.now, Due: x.DueAt, Protocol: ent.Protocol, Entity: ent.Name,
 		Item: x.Seq, ItemKey: x.Key, Rule: why.Rule, Action: ActionDeadLettered},
@@ -245,16 +254,12 @@ func (e *Engine) DeadLetter(now time.Time, k EntityKey, seq uint64, why DeadLett
 // scheduled message, delete a document).
 func (e *Engine) Remove(now time.Time, k EntityKey, seq uint64) (*Commit, error) {
 	e.lock(now)
-	ent, err := e.entityLocked(k)
+	x, err := e.itemLocked(k, seq)
 	if err != nil {
 		e.unlock()
 		return nil, err
 	}
-	x := ent.find(seq)
-	if x == nil {
-		e.unlock()
-		return nil, Errorf(ENOTFOUND, "item %d of %q not found", seq, k.Name)
-	}
+	ent := x.ent
 	if x.State == Scheduled {
 		e.touch(ent, UseSchedule)
 	}
