@@ -1,0 +1,47 @@
+// Package core is lapse's expiring-entity engine: entities with a Policy,
+// items with a state, one Clock, one scheduler of due times and the event
+// log. It knows no protocol and does no I/O of its own.
+//
+// # How a protocol front-end uses it
+//
+// At start, cmd calls Register for each protocol with its ProtocolHooks
+// (where dead letters go, whom to wake when items become available, what
+// to do when the engine deletes an idle entity), then Recover, which loads
+// the Store and applies what fell due while lapse was down (RB-13). The
+// front-end then rebuilds its own tables from the entities of its protocol
+// (Entities, each Entity's Meta).
+//
+// Every Engine method takes now, read from the one Clock by the caller, and
+// first applies everything due up to it, so no call ever sees an expired
+// item. Between calls the expiry runner in cmd calls Advance. A front-end:
+//
+//   - creates entities with Create (Policy from the adapters package, the
+//     protocol's own settings in Meta and, for people, Settings), changes
+//     them with Update and removes them with Delete;
+//   - enqueues with Enqueue (Scheduled for SB-4, Locked for an item handed
+//     to a waiting consumer on arrival, RB-4) and writes keyed items
+//     (documents) with Put, reads them with Get and Scan;
+//   - hands items out with Receive (locked, with or without a lock
+//     expiry) or Take (receive-and-delete, auto-ack), and settles them with
+//     Complete, Release (abandon, requeue), RenewLock, Defer and
+//     TakeDeferred, DeadLetter, Remove;
+//   - reports uses that renew idle leases with Touch and consumer counts
+//     with Consumers; sends, receives and peeks count by themselves.
+//
+// A call that changes durable state returns a *Commit: acknowledge to the
+// client (publisher confirm, accepted disposition, HTTP 201) only after
+// Commit.Wait returns nil (EM-3). Body and Meta handed to the engine belong
+// to it: never modify them afterwards, nor those of returned items.
+//
+// Hooks: a DeadLetterFunc runs inside the engine's critical section and may
+// only use its Tx; Available and Deleted run after the engine's lock is
+// released and may call the engine.
+//
+// # Persistence
+//
+// The engine hands its changes to the Store in the order it makes them
+// (Append, inside its lock, never waiting for I/O); a store commits them in
+// groups and completes each Commit after its commit. Only durable entities
+// and their persistent items are kept; locks are not (a restarted lapse has
+// every locked item available again).
+package core
