@@ -71,14 +71,24 @@ func TestRunnerStop(t *testing.T) {
 //
 // This test runs in real time and waits for the expiries: EM-4 is about
 // the runner against the wall clock, which no virtual clock can show. The
-// work is kept small (2,000 items over about 300 ms, non-durable so that
-// no disk is involved) so that it holds under -race on two cores.
+// work is kept small (2,000 items over about 300 ms, with 100,000 more
+// pending far ahead, non-durable so that no disk is involved) so that it
+// holds under -race on two cores.
 func TestExpiryPrecision_EM4(t *testing.T) {
 	m := MustStart(t, "--data", ":memory:")
 	k := core.EntityKey{Protocol: core.ServiceBus, Name: "em4"}
 	MustCreate(t, m, core.Entity{EntityKey: k, Policy: core.Policy{Rules: core.RuleIDs{Expire: "EM-4"}}})
 	const n = 2000
 	const lead, spread = 50 * time.Millisecond, 300 * time.Millisecond
+	// "At any count of pending items": 100,000 more wait far in the future
+	// in the same scheduler.
+	far := core.EntityKey{Protocol: core.ServiceBus, Name: "em4-far"}
+	MustCreate(t, m, core.Entity{EntityKey: far})
+	for range 100_000 {
+		if _, _, err := m.Engine.Enqueue(m.Clock.Now(), far, core.Item{TTL: core.After(24 * time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	sub := m.Engine.Subscribe(n)
 	defer m.Engine.Unsubscribe(sub)
 	for i := range n {
