@@ -51,10 +51,8 @@ func (e *Engine) Create(now time.Time, en Entity) (Entity, *Commit, error) {
 // enqueued afterwards (SB-12), or to every stored item when it is
 // Retroactive (CO-7). Updating counts as a use (UseUpdate).
 func (e *Engine) Update(now time.Time, k EntityKey, fn func(*Entity) error) (Entity, *Commit, error) {
-	e.lock(now)
-	ent, err := e.entityLocked(k)
+	ent, err := e.begin(now, k)
 	if err != nil {
-		e.unlock()
 		return Entity{}, nil, err
 	}
 	cp := ent.Entity
@@ -108,10 +106,8 @@ func (e *Engine) rearm(ent *entity) {
 
 // Delete removes an entity and all its items.
 func (e *Engine) Delete(now time.Time, k EntityKey) (*Commit, error) {
-	e.lock(now)
-	ent, err := e.entityLocked(k)
+	ent, err := e.begin(now, k)
 	if err != nil {
-		e.unlock()
 		return nil, err
 	}
 	e.deleteEntity(ent)

@@ -9,10 +9,8 @@ import "time"
 // arrival (RB-4). The engine sets Seq, the times, the due time and the rule.
 // Body and Meta belong to the engine afterwards: do not modify them.
 func (e *Engine) Enqueue(now time.Time, k EntityKey, it Item) (Item, *Commit, error) {
-	e.lock(now)
-	ent, err := e.entityLocked(k)
+	ent, err := e.begin(now, k)
 	if err != nil {
-		e.unlock()
 		return Item{}, nil, err
 	}
 	out, err := e.enqueueLocked(ent, it)
@@ -84,10 +82,7 @@ func (e *Engine) Receive(now time.Time, k EntityKey, lockUntil time.Time) (it It
 	if x == nil {
 		return Item{}, false, nil
 	}
-	e.setState(x, Locked)
-	x.LockedUntil = lockUntil
-	x.DeliveryCount++
-	e.armLock(x)
+	e.lockItem(x, lockUntil)
 	if ent.Policy.HeadOnly {
 		e.armHead(ent)
 	}
@@ -97,10 +92,8 @@ func (e *Engine) Receive(now time.Time, k EntityKey, lockUntil time.Time) (it It
 // Take removes and returns the head of entity k (receive-and-delete,
 // auto-ack), counting a delivery.
 func (e *Engine) Take(now time.Time, k EntityKey) (it Item, found bool, c *Commit, err error) {
-	e.lock(now)
-	ent, err := e.entityLocked(k)
+	ent, err := e.begin(now, k)
 	if err != nil {
-		e.unlock()
 		return Item{}, false, nil, err
 	}
 	e.touch(ent, UseReceive)
@@ -112,6 +105,26 @@ func (e *Engine) Take(now time.Time, k EntityKey) (it Item, found bool, c *Commi
 	x.DeliveryCount++
 	e.removeItem(x)
 	return x.Item, true, e.unlock(), nil
+}
+
+// begin takes the engine's lock for a call on entity k and returns it; when
+// there is no such entity it releases the lock and returns ENOTFOUND.
+func (e *Engine) begin(now time.Time, k EntityKey) (*entity, error) {
+	e.lock(now)
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		e.unlock()
+		return nil, err
+	}
+	return ent, nil
+}
+
+// lockItem hands an item out locked until until, counting a delivery.
+func (e *Engine) lockItem(x *item, until time.Time) {
+	e.setState(x, Locked)
+	x.LockedUntil = until
+	x.DeliveryCount++
+	e.armLock(x)
 }
 
 // itemLocked returns live item seq of entity k, or ENOTFOUND.
@@ -201,10 +214,8 @@ func (e *Engine) Defer(now time.Time, k EntityKey, seq uint64) (*Commit, error) 
 // and not returned (SB-9); found is false then, and when there is no such
 // deferred item.
 func (e *Engine) TakeDeferred(now time.Time, k EntityKey, seq uint64, lockUntil time.Time) (it Item, found bool, c *Commit, err error) {
-	e.lock(now)
-	ent, err := e.entityLocked(k)
+	ent, err := e.begin(now, k)
 	if err != nil {
-		e.unlock()
 		return Item{}, false, nil, err
 	}
 	e.touch(ent, UseReceive)
@@ -220,10 +231,7 @@ func (e *Engine) TakeDeferred(now time.Time, k EntityKey, seq uint64, lockUntil 
 		e.expire(x, e.now, rule)
 		return Item{}, false, e.unlock(), nil
 	}
-	e.setState(x, Locked)
-	x.LockedUntil = lockUntil
-	x.DeliveryCount++
-	e.armLock(x)
+	e.lockItem(x, lockUntil)
 	return x.Item, true, e.unlock(), nil
 }
 
@@ -309,10 +317,8 @@ func (e *Engine) Put(now time.Time, k EntityKey, it Item) (Item, *Commit, error)
 	if it.Key == "" {
 		return Item{}, nil, Errorf(EINVALID, "Put needs an item key")
 	}
-	e.lock(now)
-	ent, err := e.entityLocked(k)
+	ent, err := e.begin(now, k)
 	if err != nil {
-		e.unlock()
 		return Item{}, nil, err
 	}
 	if old := ent.keys[it.Key]; old != nil {
@@ -330,10 +336,8 @@ func (e *Engine) Put(now time.Time, k EntityKey, it Item) (Item, *Commit, error)
 
 // RemoveKey deletes the item with key key from entity k.
 func (e *Engine) RemoveKey(now time.Time, k EntityKey, key string) (*Commit, error) {
-	e.lock(now)
-	ent, err := e.entityLocked(k)
+	ent, err := e.begin(now, k)
 	if err != nil {
-		e.unlock()
 		return nil, err
 	}
 	x := ent.keys[key]
