@@ -260,7 +260,7 @@ func (e *Engine) Unsubscribe(s *Subscription) {
 func (e *Engine) entityLocked(k EntityKey) (*entity, error) {
 	ent := e.entities[k]
 	if ent == nil {
-		return nil, Errorf(ENOTFOUND, "%s %q not found", kindOrEntity(""), k.Name)
+		return nil, Errorf(ENOTFOUND, "entity %q not found", k.Name)
 	}
 	return ent, nil
 }

@@ -595,9 +595,21 @@ func TestEventsAreRecordedBoundedAndPublished_EM2(t *testing.T) {
 		t.Fatalf("published event (-want +got):\n%s", d)
 	}
 	e.Unsubscribe(sub)
-	if _, open := <-sub.C; open {
-		for range sub.C {
+	buffered, closed := 0, false
+	for !closed {
+		select {
+		case _, ok := <-sub.C:
+			if ok {
+				buffered++
+			} else {
+				closed = true
+			}
+		default:
+			t.Fatalf("Unsubscribe left the channel open (after %d buffered events)", buffered)
 		}
+	}
+	if buffered != 4 {
+		t.Fatalf("%d events left in the buffer, want the other 4", buffered)
 	}
 }
 
@@ -706,5 +718,21 @@ func TestAvailableHookRunsOutsideTheLock(t *testing.T) {
 	f.advance(time.Minute)
 	if d := cmp.Diff([]string{"q 1", "q 1", "q 2"}, got); d != "" {
 		t.Fatalf("Available calls (-want +got):\n%s", d)
+	}
+}
+
+func TestUpdateToNonDurableLeavesTheStore(t *testing.T) {
+	f := MustFixture(t)
+	q := f.MustCreate("q", ttlPolicy(time.Hour))
+	f.MustEnqueue(q, body("a"))
+	if _, _, err := f.e.Update(f.now(), q, func(en *core.Entity) error { en.Durable = false; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	e2 := core.NewEngine(core.Config{Store: f.store})
+	if err := e2.Recover(context.Background(), f.now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e2.Entity(q); ok {
+		t.Fatal("an entity made non-durable came back after a restart")
 	}
 }

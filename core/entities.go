@@ -61,7 +61,7 @@ func (e *Engine) Update(now time.Time, k EntityKey, fn func(*Entity) error) (Ent
 		return Entity{}, nil, err
 	}
 	cp.EntityKey, cp.Created, cp.LastSeq = ent.EntityKey, ent.Created, ent.LastSeq
-	old := ent.Policy
+	old, wasDurable := ent.Policy, ent.Durable
 	ent.Entity = cp
 	if old.IdleTTL != cp.Policy.IdleTTL {
 		// A new idle TTL starts a fresh lease, as RabbitMQ arms a new
@@ -73,7 +73,7 @@ func (e *Engine) Update(now time.Time, k EntityKey, fn func(*Entity) error) (Ent
 	}
 	e.touch(ent, UseUpdate)
 	e.armIdle(ent)
-	if !cp.Durable && ent.Durable != cp.Durable {
+	if wasDurable && !cp.Durable {
 		e.ops = append(e.ops, Op{Kind: OpDeleteEntity, Key: k})
 	}
 	e.entityOp(ent)

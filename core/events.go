@@ -33,7 +33,6 @@ const (
 	explainLockLost
 	explainIdle
 	explainDeadLetter
-	explainDeferred
 )
 
 // explanation holds what an event's reason is made from, so that the text
@@ -55,8 +54,6 @@ func (x explanation) render(ev *Event) string {
 		return fmt.Sprintf("unused for %s since %s", x.eff, x.at.UTC().Format(time.RFC3339Nano))
 	case explainDeadLetter:
 		return x.text
-	case explainDeferred:
-		return "deferred item found expired when taken by sequence number (" + x.ttlText() + ")"
 	}
 	s := "TTL ran out (" + x.ttlText() + ")"
 	if late := ev.Time.Sub(ev.Due); late >= time.Second {

@@ -101,7 +101,6 @@ func (e *Engine) Take(now time.Time, k EntityKey) (it Item, found bool, c *Commi
 	if x == nil {
 		return Item{}, false, e.unlock(), nil
 	}
-	x.inReady = false
 	x.DeliveryCount++
 	e.removeItem(x)
 	return x.Item, true, e.unlock(), nil
@@ -117,6 +116,17 @@ func (e *Engine) begin(now time.Time, k EntityKey) (*entity, error) {
 		return nil, err
 	}
 	return ent, nil
+}
+
+// beginItem is begin for a call on live item seq of entity k.
+func (e *Engine) beginItem(now time.Time, k EntityKey, seq uint64) (*item, error) {
+	e.lock(now)
+	x, err := e.itemLocked(k, seq)
+	if err != nil {
+		e.unlock()
+		return nil, err
+	}
+	return x, nil
 }
 
 // lockItem hands an item out locked until until, counting a delivery.
@@ -239,10 +249,8 @@ func (e *Engine) TakeDeferred(now time.Time, k EntityKey, seq uint64, lockUntil 
 // DeadLetterFunc (a rejected message, a dead-letter settlement, maxlen,
 // MaxDeliveryCount), recording an event with why's rule.
 func (e *Engine) DeadLetter(now time.Time, k EntityKey, seq uint64, why DeadLetterReason) (*Commit, error) {
-	e.lock(now)
-	x, err := e.itemLocked(k, seq)
+	x, err := e.beginItem(now, k, seq)
 	if err != nil {
-		e.unlock()
 		return nil, err
 	}
 	ent := x.ent
@@ -261,10 +269,8 @@ func (e *Engine) DeadLetter(now time.Time, k EntityKey, seq uint64, why DeadLett
 // Remove deletes item seq of entity k in whatever state it is (cancel a
 // scheduled message, delete a document).
 func (e *Engine) Remove(now time.Time, k EntityKey, seq uint64) (*Commit, error) {
-	e.lock(now)
-	x, err := e.itemLocked(k, seq)
+	x, err := e.beginItem(now, k, seq)
 	if err != nil {
-		e.unlock()
 		return nil, err
 	}
 	ent := x.ent
