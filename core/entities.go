@@ -13,6 +13,8 @@ type Counts struct {
 	Locked       int `json:"locked"`
 	Deferred     int `json:"deferred"`
 	DeadLettered int `json:"deadLettered"`
+	// ActiveBytes is the body size of the active items.
+	ActiveBytes int64 `json:"activeBytes"`
 }
 
 // EntityInfo is an entity with its live figures.
@@ -160,6 +162,7 @@ func (e *Engine) info(ent *entity) EntityInfo {
 			Locked:       ent.counts[Locked],
 			Deferred:     ent.counts[Deferred],
 			DeadLettered: ent.deadLettered,
+			ActiveBytes:  ent.bytes[Active],
 		},
 	}
 	if ent.DeadLetterQueue != "" {

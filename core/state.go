@@ -8,7 +8,8 @@ type entity struct {
 	all       seqQueue // every item, in Seq order
 	ready     seqQueue // active items, in Seq order
 	keys      map[string]*item
-	counts    [4]int // by State
+	counts    [4]int   // by State
+	bytes     [4]int64 // body bytes, by State
 	consumers int
 	lastUsed  time.Time
 	idle      timer
@@ -63,6 +64,7 @@ func (e *Engine) add(ent *entity, x *item) {
 		ent.keys[x.Key] = x
 	}
 	ent.counts[x.State]++
+	ent.bytes[x.State] += int64(len(x.Body))
 	switch x.State {
 	case Active:
 		ent.ready.pushBack(x)
@@ -84,8 +86,10 @@ func (e *Engine) setState(x *item, s State) {
 		x.ent.headArmed = nil
 	}
 	x.ent.counts[x.State]--
+	x.ent.bytes[x.State] -= int64(len(x.Body))
 	x.State = s
 	x.ent.counts[s]++
+	x.ent.bytes[s] += int64(len(x.Body))
 }
 
 // armActive arms an active item's expiry; for a head-only entity only the
@@ -151,6 +155,7 @@ func (e *Engine) removeItem(x *item) {
 		delete(ent.keys, x.Key)
 	}
 	ent.counts[x.State]--
+	ent.bytes[x.State] -= int64(len(x.Body))
 	if persisted(ent, x) {
 		e.ops = append(e.ops, Op{Kind: OpDeleteItem, Key: ent.EntityKey, Seq: x.Seq})
 	}

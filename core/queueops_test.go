@@ -1,0 +1,54 @@
+package core_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/lapse-emulator/lapse/core"
+)
+
+func TestCountsPurgeAndDropHead(t *testing.T) {
+	f := MustFixture(t)
+	q := f.MustCreate("q", core.Policy{})
+	dlq := f.MustCreate("dlq", core.Policy{})
+	f.e.Register("test", core.ProtocolHooks{DeadLetter: func(tx *core.Tx, from *core.Entity, it core.Item, why core.DeadLetterReason) {
+		it.Meta = []byte(why.Code)
+		tx.Enqueue(dlq, it)
+	}})
+	for _, b := range []string{"a", "bb", "ccc", "dddd"} {
+		f.MustEnqueue(q, body(b))
+	}
+	if _, ok := f.MustReceive(q, 0); !ok { // "a" locked: not active, not dropped nor purged
+		t.Fatal("nothing received")
+	}
+	c, consumers, err := f.e.Counts(f.now(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Active != 3 || c.Locked != 1 || c.ActiveBytes != 9 || consumers != 0 {
+		t.Fatalf("counts %+v consumers %d", c, consumers)
+	}
+	// Over a limit of 2 messages or 7 bytes, the head goes first (maxlen).
+	n, _, err := f.e.DropHead(f.now(), q, 2, -1, core.DeadLetterReason{Code: "maxlen", Rule: "RB-9"})
+	if err != nil || n != 1 {
+		t.Fatalf("DropHead by count = %d, %v", n, err)
+	}
+	n, _, err = f.e.DropHead(f.now(), q, -1, 4, core.DeadLetterReason{Code: "maxlen", Rule: "RB-9"})
+	if err != nil || n != 1 {
+		t.Fatalf("DropHead by bytes = %d, %v", n, err)
+	}
+	if got := f.drain(dlq); !cmp.Equal(got, []string{"bb", "ccc"}) {
+		t.Fatalf("dead-lettered %q", got)
+	}
+	n, _, err = f.e.Purge(f.now(), q)
+	if err != nil || n != 1 {
+		t.Fatalf("Purge = %d, %v", n, err)
+	}
+	c, _, _ = f.e.Counts(f.now(), q)
+	if c.Active != 0 || c.Locked != 1 || c.ActiveBytes != 0 {
+		t.Fatalf("after purge %+v", c)
+	}
+	if _, _, err := f.e.Counts(f.now(), core.EntityKey{Protocol: "test", Name: "nope"}); core.ErrorCode(err) != core.ENOTFOUND {
+		t.Fatalf("Counts of a missing entity: %v", err)
+	}
+}
