@@ -53,6 +53,11 @@ type ProtocolHooks struct {
 	// Deleted is called, outside the lock, when the engine itself deleted an
 	// entity (idle deletion, SB-10, RB-8).
 	Deleted func(Entity)
+	// Recovered is called by Recover with the protocol's entities, in name
+	// order, once they are loaded and before what fell due while lapse was
+	// down is applied, so that dead letters of that time find their way
+	// (RB-13). It runs inside the engine's lock: it must not call the Engine.
+	Recovered func([]Entity)
 }
 
 // NewEngine returns an empty engine. Call Register for each protocol, then
@@ -216,6 +221,16 @@ func (e *Engine) Recover(ctx context.Context, now time.Time) error {
 	for _, ent := range e.entities {
 		ent.lastUsed = e.now
 		e.armIdle(ent)
+	}
+	for protocol, h := range e.protos {
+		if h.Recovered == nil {
+			continue
+		}
+		var ents []Entity
+		for _, ent := range e.sortedEntities(protocol) {
+			ents = append(ents, ent.Entity)
+		}
+		h.Recovered(ents)
 	}
 	e.runDue(e.now)
 	e.unlock()

@@ -531,8 +531,16 @@ func TestRecoveryAppliesExpiriesDueWhileDown_RB13(t *testing.T) {
 
 	// Restart: a new engine on the same store, 2 minutes later.
 	e2 := core.NewEngine(core.Config{Store: f.store})
+	var recovered []string
 	e2.Register("test", core.ProtocolHooks{DeadLetter: func(tx *core.Tx, from *core.Entity, it core.Item, why core.DeadLetterReason) {
+		if recovered == nil {
+			t.Error("dead-lettering before the front-end got its entities (Recovered)")
+		}
 		tx.Enqueue(dlq, it)
+	}, Recovered: func(ents []core.Entity) {
+		for _, en := range ents {
+			recovered = append(recovered, en.Name)
+		}
 	}})
 	later := t0.Add(2 * time.Minute)
 	if err := e2.Recover(context.Background(), later); err != nil {
@@ -548,6 +556,9 @@ func TestRecoveryAppliesExpiriesDueWhileDown_RB13(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{"long"}, got); d != "" {
 		t.Fatalf("after restart (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"dlq", "q"}, recovered); d != "" {
+		t.Fatalf("Recovered got (-want +got):\n%s", d)
 	}
 	var dl []string
 	for {
