@@ -1,0 +1,127 @@
+package rabbitmq
+
+import (
+	"context"
+	"sync"
+
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/rabbitmq/wire"
+)
+
+// confirmer sends a confirm mode channel's basic.ack and basic.nack: in
+// publish order, each once the message's writes are durable (EM-3), many
+// at a time with multiple when several are ready together.
+type confirmer struct {
+	ch   *channel
+	in   chan confirmReq
+	stop func()
+}
+
+type confirmReq struct {
+	seq     uint64
+	commits []*core.Commit
+	nack    bool
+}
+
+func newConfirmer(ch *channel) *confirmer {
+	cf := &confirmer{ch: ch, in: make(chan confirmReq, 4096)}
+	var once sync.Once
+	done := make(chan struct{})
+	cf.stop = func() { once.Do(func() { close(done) }) }
+	ch.c.s.wg.Add(1)
+	go cf.run(done)
+	return cf
+}
+
+// add queues the confirm of publish seq.
+func (cf *confirmer) add(seq uint64, commits []*core.Commit, nack bool) {
+	cf.in <- confirmReq{seq: seq, commits: commits, nack: nack}
+}
+
+func (cf *confirmer) run(done chan struct{}) {
+	defer cf.ch.c.s.wg.Done()
+	var acked, lastSent uint64 // acked: highest seq ready to ack; lastSent: highest seq confirmed
+	flush := func() {
+		if acked > lastSent {
+			cf.ch.send(&wire.BasicAck{DeliveryTag: acked, Multiple: acked > lastSent+1})
+			lastSent = acked
+		}
+	}
+	for {
+		var r confirmReq
+		select {
+		case r = <-cf.in:
+		case <-done:
+			return
+		}
+		for {
+			nack := r.nack
+			for _, c := range r.commits {
+				if c != nil && c.Wait(context.Background()) != nil {
+					nack = true
+				}
+			}
+			if nack {
+				flush()
+				cf.ch.send(&wire.BasicNack{DeliveryTag: r.seq})
+				lastSent = r.seq
+				acked = r.seq
+			} else {
+				acked = r.seq
+			}
+			select {
+			case r = <-cf.in:
+				continue
+			default:
+			}
+			break
+		}
+		flush()
+	}
+}
+
+// txState is a transactional channel's publishes and settlements waiting
+// for tx.commit.
+type txState struct {
+	publishes []*message
+	settles   []txSettle
+}
+
+type txSettle struct {
+	tag      uint64
+	multiple bool
+	kind     settleKind
+}
+
+func (t *txState) reset() { t.publishes, t.settles = nil, nil }
+
+// commit is tx.commit: the publishes, then the settlements, and commit-ok
+// once they are durable.
+func (ch *channel) commit() error {
+	t := ch.tx
+	var commits []*core.Commit
+	for _, m := range t.publishes {
+		res, err := ch.c.s.publish(ch.c.vhost, m)
+		if err != nil {
+			t.reset()
+			return err
+		}
+		if res.routed == 0 && m.mandatory {
+			ch.basicReturn(m, wire.NoRoute, "NO_ROUTE")
+		}
+		commits = append(commits, res.commits...)
+	}
+	for _, st := range t.settles {
+		ds, err := ch.collect(st.tag, st.multiple, true)
+		if err == nil {
+			ch.apply(ds, st.kind)
+		}
+	}
+	t.reset()
+	for _, c := range commits {
+		if c != nil {
+			c.Wait(context.Background())
+		}
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+package rabbitmq
+
+import (
+	"slices"
+	"time"
+
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/rabbitmq/wire"
+)
+
+// deadLetter is the engine's DeadLetterFunc for RabbitMQ queues (RB-9,
+// RB-12): it writes the x-death header as RabbitMQ 3.10's
+// rabbit_dead_letter does, removes the expiration property and republishes
+// the message through the queue's dead-letter exchange, dropping it when
+// the queue has none, when that exchange does not exist, or for each
+// target queue that would close a cycle with no rejection on it. It runs
+// inside the engine's critical section.
+func (s *Server) deadLetter(tx *core.Tx, from *core.Entity, it core.Item, why core.DeadLetterReason) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	q := s.queueByKeyLocked(from.EntityKey)
+	if q == nil {
+		return
+	}
+	st := q.getSettings()
+	if st.DeadLetterExchange == nil {
+		return
+	}
+	v := s.vhosts[q.vhost]
+	var dlx *exchange
+	if *st.DeadLetterExchange != "" {
+		if dlx = v.exchanges[*st.DeadLetterExchange]; dlx == nil {
+			return
+		}
+	}
+	m, ok := parseMeta(it.Meta)
+	if !ok {
+		return
+	}
+	props, err := wire.DecodeProperties(m.props)
+	if err != nil {
+		return
+	}
+	keys := m.keys()
+	if props.Headers == nil {
+		props.Headers = map[string]any{}
+	}
+	addDeath(props.Headers, why.Code, q.name, tx.Now(), string(m.exchange), keys[0], &props)
+	deathKeys := keys
+	if st.DeadLetterRoutingKey != nil {
+		deathKeys = []string{*st.DeadLetterRoutingKey}
+		delete(props.Headers, "CC")
+	}
+	props.Flags &^= wire.FlagExpiration
+	props.Expiration = ""
+
+	r := routing{keys: deathKeys, headers: props.Headers}
+	r.route(v, dlx)
+	if len(r.queues) == 0 {
+		return
+	}
+	it.Meta = appendMeta(nil, *st.DeadLetterExchange, deathKeys[0], deathKeys[1:], props.Append(nil))
+	it.TTL = core.NoTTL
+	deaths, _ := props.Headers["x-death"].([]any)
+	for _, target := range r.queues {
+		if isCycle(target.name, deaths) {
+			s.log.Warn("dead-letter cycle: message dropped", "queue", target.name, "vhost", q.vhost)
+			continue
+		}
+		if _, err := tx.Enqueue(target.key, it); err != nil {
+			s.log.Warn("dead-lettering failed", "queue", target.name, "err", err)
+		}
+	}
+}
+
+// addDeath records a death in headers (rabbit_dead_letter's
+// update_x_death_header, RB-12). The first death writes an x-death array of
+// one entry in RabbitMQ's field order and the x-first-death-* headers; a
+// later one counts up the entry of the same queue and reason, or adds one,
+// and puts it first with its fields sorted by name. Entries from before
+// are grouped by queue and reason as 3.10 does, which reverses their order.
+func addDeath(h map[string]any, reason, queueName string, now time.Time, exchange, firstKey string, props *wire.Properties) {
+	routingKeys := []any{firstKey}
+	for _, k := range headerRoutes(h, "CC") {
+		routingKeys = append(routingKeys, k)
+	}
+	info := wire.OrderedTable{
+		{Key: "reason", Value: reason},
+		{Key: "queue", Value: queueName},
+		{Key: "time", Value: now.Truncate(time.Second).UTC()},
+		{Key: "exchange", Value: exchange},
+		{Key: "routing-keys", Value: routingKeys},
+	}
+	if props.Flags&wire.FlagExpiration != 0 {
+		info = append(info, wire.Field{Key: "original-expiration", Value: props.Expiration})
+	}
+	old, isArray := h["x-death"].([]any)
+	if !isArray {
+		h["x-death"] = []any{append(wire.OrderedTable{{Key: "count", Value: int64(1)}}, info...)}
+		h["x-first-death-reason"] = reason
+		h["x-first-death-queue"] = queueName
+		h["x-first-death-exchange"] = exchange
+		return
+	}
+	grouped := groupDeaths(old)
+	var entry map[string]any
+	others := grouped[:0:0]
+	for _, d := range grouped {
+		t, _ := d.(map[string]any)
+		if entry == nil && t != nil && t["queue"] == queueName && t["reason"] == reason {
+			entry = t
+			continue
+		}
+		others = append(others, d)
+	}
+	if entry == nil {
+		entry = map[string]any{"count": int64(1)}
+		for _, f := range info {
+			entry[f.Key] = f.Value
+		}
+	} else {
+		cp := make(map[string]any, len(entry))
+		for k, v := range entry {
+			cp[k] = v
+		}
+		n, _ := toInt64(cp["count"])
+		cp["count"] = n + 1
+		entry = cp
+	}
+	// A map is written with its keys sorted, which is 3.10's sort_field_table.
+	h["x-death"] = append([]any{entry}, others...)
+}
+
+// groupDeaths is 3.10's group_by_queue_and_reason: one entry per queue and
+// reason (the first of each, its count set from the group's size if it had
+// none), in reverse order of first appearance.
+func groupDeaths(deaths []any) []any {
+	type key struct{ q, r any }
+	var seen []key
+	var out []any
+	for _, d := range deaths {
+		t, ok := d.(map[string]any)
+		if !ok {
+			continue
+		}
+		k := key{t["queue"], t["reason"]}
+		if slices.Contains(seen, k) {
+			continue
+		}
+		seen = append(seen, k)
+		n := 0
+		for _, o := range deaths {
+			if ot, ok := o.(map[string]any); ok && ot["queue"] == k.q && ot["reason"] == k.r {
+				n++
+			}
+		}
+		if _, has := t["count"]; !has {
+			cp := map[string]any{"count": int64(n)}
+			for kk, v := range t {
+				cp[kk] = v
+			}
+			t = cp
+		}
+		out = append([]any{t}, out...)
+	}
+	return out
+}
+
+// isCycle is rabbit_dead_letter:is_cycle: the message would re-enter queue,
+// which its x-death history (newest first) already holds, and none of the
+// deaths on the way back to it was a rejection.
+func isCycle(queueName string, deaths []any) bool {
+	for i, d := range deaths {
+		if deathField(d, "queue") != queueName {
+			continue
+		}
+		for _, c := range deaths[:i+1] {
+			if deathField(c, "reason") == "rejected" {
+				return false
+			}
+			if _, ok := c.(map[string]any); !ok {
+				if _, ok := c.(wire.OrderedTable); !ok {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// deathField reads a field of an x-death entry, a map or an OrderedTable.
+func deathField(d any, key string) any {
+	switch t := d.(type) {
+	case map[string]any:
+		return t[key]
+	case wire.OrderedTable:
+		for _, f := range t {
+			if f.Key == key {
+				return f.Value
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,242 @@
+package rabbitmq
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lapse-emulator/lapse/adapters"
+	"github.com/lapse-emulator/lapse/core"
+)
+
+// queue is a queue: its declaration, the bindings that lead to it, and its
+// consumers. Its messages are the items of its core entity.
+type queue struct {
+	s          *Server
+	vhost      string
+	name       string
+	key        core.EntityKey
+	durable    bool
+	exclusive  bool
+	autoDelete bool
+	args       map[string]any
+	owner      *conn    // the connection of an exclusive queue
+	inbound    []*binding // under Server.mu
+	settings   atomic.Pointer[adapters.RabbitQueueSettings]
+
+	mu          sync.Mutex
+	consumers   []*consumer
+	next        int // round-robin position
+	hadConsumer bool
+	deleted     bool
+	running     bool // a dispatcher goroutine runs
+	wake        chan struct{}
+}
+
+func (s *Server) newQueue(vhost, name string, durable, exclusive, autoDelete bool, args map[string]any) *queue {
+	return &queue{s: s, vhost: vhost, name: name, key: queueKey(vhost, name), durable: durable,
+		exclusive: exclusive, autoDelete: autoDelete, args: args, wake: make(chan struct{}, 1)}
+}
+
+func (q *queue) setSettings(st adapters.RabbitQueueSettings) { q.settings.Store(&st) }
+
+func (q *queue) getSettings() adapters.RabbitQueueSettings {
+	if st := q.settings.Load(); st != nil {
+		return *st
+	}
+	return adapters.RabbitQueueSettings{Type: "classic", Overflow: "drop-head"}
+}
+
+// consumer is a basic.consume on a queue.
+type consumer struct {
+	ch        *channel
+	q         *queue
+	tag       string
+	noAck     bool
+	exclusive bool
+	prefetch  int64 // the channel's per-consumer prefetch count when it was made; 0 for none
+	unacked   atomic.Int64
+	cancelled atomic.Bool
+}
+
+// reserve takes room for one delivery under the consumer's and its
+// channel's prefetch limits.
+func (c *consumer) reserve() bool {
+	if c.cancelled.Load() || !c.ch.active.Load() {
+		return false
+	}
+	if c.noAck {
+		return true
+	}
+	if n := c.unacked.Add(1); c.prefetch > 0 && n > c.prefetch {
+		c.unacked.Add(-1)
+		return false
+	}
+	if !c.ch.reserve() {
+		c.unacked.Add(-1)
+		return false
+	}
+	return true
+}
+
+// unreserve gives back room reserve took.
+func (c *consumer) unreserve() {
+	if c.noAck {
+		return
+	}
+	c.unacked.Add(-1)
+	c.ch.unreserve()
+}
+
+// signal wakes the queue's dispatcher, if it has one.
+func (q *queue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// addConsumer adds c and makes sure a dispatcher runs.
+func (q *queue) addConsumer(c *consumer) {
+	q.mu.Lock()
+	q.consumers = append(q.consumers, c)
+	q.hadConsumer = true
+	start := !q.running && !q.deleted
+	if start {
+		q.running = true
+		q.s.wg.Add(1)
+	}
+	q.mu.Unlock()
+	if start {
+		go q.run()
+	}
+	q.signal()
+}
+
+// removeConsumer takes c out; it reports whether the queue is auto-delete
+// and now has no consumer left.
+func (q *queue) removeConsumer(c *consumer) (autoDeleteNow bool) {
+	c.cancelled.Store(true)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i, o := range q.consumers {
+		if o == c {
+			q.consumers = append(q.consumers[:i:i], q.consumers[i+1:]...)
+			break
+		}
+	}
+	return q.autoDelete && q.hadConsumer && len(q.consumers) == 0 && !q.deleted
+}
+
+func (q *queue) consumerCount() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.consumers)
+}
+
+// exclusiveConsumer reports whether the queue has an exclusive consumer.
+func (q *queue) exclusiveConsumer() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, c := range q.consumers {
+		if c.exclusive {
+			return true
+		}
+	}
+	return false
+}
+
+// pick returns the next consumer, round robin, with room for a delivery
+// reserved; nil when none has room.
+func (q *queue) pick() *consumer {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := len(q.consumers)
+	for i := 0; i < n; i++ {
+		c := q.consumers[(q.next+i)%n]
+		if c.reserve() {
+			q.next = (q.next + i + 1) % n
+			return c
+		}
+	}
+	return nil
+}
+
+// run is the queue's dispatcher: it hands messages to consumers with room
+// until there are no consumers left.
+func (q *queue) run() {
+	defer q.s.wg.Done()
+	for {
+		select {
+		case <-q.wake:
+		case <-q.s.closing:
+			q.mu.Lock()
+			q.running = false
+			q.mu.Unlock()
+			return
+		}
+		if !q.dispatch() {
+			return
+		}
+	}
+}
+
+// dispatch delivers what it can; it returns false, with running cleared,
+// once the queue has no consumers or is deleted.
+func (q *queue) dispatch() bool {
+	for {
+		c := q.pick()
+		if c == nil {
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			if len(q.consumers) == 0 || q.deleted {
+				q.running = false
+				return false
+			}
+			return true
+		}
+		if !q.deliverOne(c) {
+			c.unreserve()
+			return true
+		}
+	}
+}
+
+// deliverOne hands the queue's head to c; false when the queue is empty.
+func (q *queue) deliverOne(c *consumer) bool {
+	now := q.s.now()
+	var (
+		it    core.Item
+		found bool
+		err   error
+	)
+	if c.noAck {
+		it, found, _, err = q.s.e.Take(now, q.key)
+	} else {
+		it, found, err = q.s.e.Receive(now, q.key, time.Time{})
+	}
+	if err != nil || !found {
+		return false
+	}
+	c.ch.deliver(c, q, it)
+	return true
+}
+
+// stop marks the queue deleted and cancels its consumers, telling their
+// clients (basic.cancel) when they asked for it.
+func (q *queue) stop() {
+	q.mu.Lock()
+	q.deleted = true
+	cs := q.consumers
+	q.consumers = nil
+	q.mu.Unlock()
+	q.signal()
+	for _, c := range cs {
+		c.cancelled.Store(true)
+		c.ch.serverCancel(c)
+	}
+}
+
+// zeroTime is a lock with no expiry: a RabbitMQ delivery is unacked until
+// its channel settles it.
+var zeroTime time.Time

@@ -1,0 +1,177 @@
+package rabbitmq
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/lapse-emulator/lapse/core"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Engine keeps every queue, exchange, binding, policy and message.
+	Engine *core.Engine
+	// Now reads the one Clock.
+	Now func() time.Time
+	// Logger receives the server's log; nil discards it.
+	Logger *slog.Logger
+	// Users may log in; nil gives RabbitMQ's default user guest/guest, an
+	// administrator with every permission on vhost "/".
+	Users []User
+	// Version is lapse's version, shown in the server properties.
+	Version string
+}
+
+// Server is the RabbitMQ front-end: the broker state (vhosts, exchanges,
+// bindings, queues and their consumers) and the AMQP 0-9-1 connections.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+	e   *core.Engine
+
+	// topoMu serializes the changes clients make to the topology; it may be
+	// held while calling the engine, and no engine hook takes it.
+	topoMu sync.Mutex
+	// mu guards the topology and the users. It is never held while calling
+	// the engine (see the package doc).
+	mu     sync.RWMutex
+	vhosts map[string]*vhost
+	byKey  map[core.EntityKey]*queue // every queue by its entity
+	users  map[string]*User
+
+	patterns patternCache
+
+	conns   sync.Map // *conn -> struct{}
+	nconn   uint64
+	connsMu sync.Mutex
+	wg      sync.WaitGroup
+	closing chan struct{}
+	once    sync.Once
+}
+
+// New returns a server on cfg.Engine. Register its Hooks with the engine
+// before the engine's Recover, then call Start.
+func New(cfg Config) *Server {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		cfg:     cfg,
+		log:     log,
+		e:       cfg.Engine,
+		vhosts:  map[string]*vhost{},
+		byKey:   map[core.EntityKey]*queue{},
+		users:   map[string]*User{},
+		closing: make(chan struct{}),
+	}
+	users := cfg.Users
+	if users == nil {
+		users = []User{DefaultUser()}
+	}
+	for _, u := range users {
+		s.putUser(u)
+	}
+	return s
+}
+
+// Hooks are the server's hooks for core.Engine.Register.
+func (s *Server) Hooks() core.ProtocolHooks {
+	return core.ProtocolHooks{
+		DeadLetter: s.deadLetter,
+		Available:  s.available,
+		Deleted:    s.deleted,
+		Recovered:  s.recovered,
+	}
+}
+
+// Start declares what every RabbitMQ has (the vhost "/" and the amq.*
+// exchanges of each vhost) unless the store brought them back.
+func (s *Server) Start() error {
+	if _, err := s.declareVhost(vhostDefault, false); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *Server) now() time.Time { return s.cfg.Now() }
+
+// ServeConn serves one AMQP connection whose 8-byte protocol header has
+// been read already; it returns when the connection is closed.
+func (s *Server) ServeConn(nc net.Conn, header [8]byte) {
+	select {
+	case <-s.closing:
+		nc.Close()
+		return
+	default:
+	}
+	s.wg.Add(1)
+	defer s.wg.Done()
+	c := s.newConn(nc)
+	s.conns.Store(c, struct{}{})
+	defer s.conns.Delete(c)
+	c.serve(header)
+}
+
+// CloseConnections closes every client connection with reply code 320
+// CONNECTION_FORCED, as RabbitMQ does when it shuts down.
+func (s *Server) CloseConnections(reason string) {
+	s.conns.Range(func(k, _ any) bool {
+		k.(*conn).forceClose(reason)
+		return true
+	})
+}
+
+// Close closes every connection and waits for the server's goroutines. It
+// is safe to call twice.
+func (s *Server) Close(ctx context.Context) error {
+	s.once.Do(func() { close(s.closing) })
+	s.CloseConnections("shutdown")
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// queueByKeyLocked returns the queue of entity k; callers hold mu.
+func (s *Server) queueByKeyLocked(k core.EntityKey) *queue { return s.byKey[k] }
+
+// available is the engine's hook for messages that became available.
+func (s *Server) available(k core.EntityKey) {
+	s.mu.RLock()
+	q := s.byKey[k]
+	s.mu.RUnlock()
+	if q != nil {
+		q.signal()
+	}
+}
+
+// Reset forgets the whole topology after the engine dropped every entity
+// (the control API's POST /api/reset): every connection is closed, and the
+// vhost "/" and its exchanges are declared again.
+func (s *Server) Reset() error {
+	s.CloseConnections("reset")
+	s.topoMu.Lock()
+	s.mu.Lock()
+	old := s.vhosts
+	s.vhosts = map[string]*vhost{}
+	s.byKey = map[core.EntityKey]*queue{}
+	s.mu.Unlock()
+	s.topoMu.Unlock()
+	for _, vh := range old {
+		for _, q := range vh.queues {
+			q.stop()
+		}
+	}
+	return s.Start()
+}

@@ -1,0 +1,104 @@
+package rabbitmq
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+)
+
+// frameWriter is a connection's outgoing side: callers append frames to a
+// buffer under its lock and one goroutine writes the buffer out, so that
+// frames written while the socket is busy go out together in one write.
+// Writers wait while more than highWater bytes are waiting, which passes a
+// slow client's back-pressure on to whoever produces for it.
+type frameWriter struct {
+	nc      net.Conn
+	mu      sync.Mutex
+	cond    sync.Cond
+	buf     []byte
+	spare   []byte
+	closed  bool // no more frames are taken
+	err     error
+	wake    chan struct{}
+	done    chan struct{}
+	written atomic.Uint64 // flushes, for heartbeats
+}
+
+const highWater = 1 << 20
+
+func newFrameWriter(nc net.Conn) *frameWriter {
+	w := &frameWriter{nc: nc, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	w.cond.L = &w.mu
+	return w
+}
+
+// write appends frames with fn; it reports false once the writer is closed.
+func (w *frameWriter) write(fn func([]byte) []byte) bool {
+	w.mu.Lock()
+	for len(w.buf) > highWater && !w.closed {
+		w.cond.Wait()
+	}
+	if w.closed {
+		w.mu.Unlock()
+		return false
+	}
+	w.buf = fn(w.buf)
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// run writes until close; it returns after the last frames are out.
+func (w *frameWriter) run() {
+	defer close(w.done)
+	for {
+		<-w.wake
+		w.mu.Lock()
+		buf := w.buf
+		w.buf = w.spare[:0]
+		closed := w.closed
+		w.mu.Unlock()
+		if len(buf) > 0 {
+			if _, err := w.nc.Write(buf); err != nil {
+				w.mu.Lock()
+				w.err, w.closed = err, true
+				w.buf = nil
+				w.cond.Broadcast()
+				w.mu.Unlock()
+				return
+			}
+			w.written.Add(1)
+		}
+		w.mu.Lock()
+		if cap(buf) <= 4*highWater {
+			w.spare = buf[:0]
+		}
+		w.cond.Broadcast()
+		more := len(w.buf) > 0
+		w.mu.Unlock()
+		if closed && !more {
+			return
+		}
+		if more || closed {
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// close stops taking frames; run writes what is buffered and returns.
+func (w *frameWriter) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.cond.Broadcast()
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
