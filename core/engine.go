@@ -107,8 +107,18 @@ func (e *Engine) unlock() *Commit {
 		}
 		e.ops = nil
 	}
+	// One entity to notify is the common case: copy it out and keep the
+	// slice, rather than allocate a new one for every call.
+	var one [1]EntityKey
 	notify, deleted := e.notify, e.deleted
-	e.notify, e.deleted = nil, nil
+	if len(notify) == 1 {
+		one[0] = notify[0]
+		notify = one[:]
+		e.notify = e.notify[:0]
+	} else {
+		e.notify = nil
+	}
+	e.deleted = nil
 	wake := false
 	if t, ok := e.timers.min(); ok && t.at < e.lastNext {
 		e.lastNext = t.at

@@ -72,3 +72,55 @@ func (e *Engine) DropHead(now time.Time, k EntityKey, maxCount int, maxBytes int
 	}
 	return n, e.unlock(), nil
 }
+
+// Handoff says what EnqueueHanded does with an item no other waits ahead of.
+type Handoff uint8
+
+// The handoffs.
+const (
+	// HandLocked enqueues the item locked, delivered to a consumer that
+	// settles it later (a RabbitMQ delivery to be acked).
+	HandLocked Handoff = iota + 1
+	// HandTaken hands the item over without keeping it (auto-ack).
+	HandTaken
+)
+
+// EnqueueHanded enqueues an item for a consumer that is ready for it. When
+// entity k has no active item, so none waits ahead of this one, the item
+// goes straight to the consumer, as h says, and handed is true: one call
+// instead of Enqueue then Receive or Take, and an item with a TTL of 0 is
+// delivered rather than expired (RB-4). Otherwise it is enqueued as Enqueue
+// does and handed is false.
+func (e *Engine) EnqueueHanded(now time.Time, k EntityKey, it Item, h Handoff) (out Item, handed bool, c *Commit, err error) {
+	ent, err := e.begin(now, k)
+	if err != nil {
+		return Item{}, false, nil, err
+	}
+	if ent.ready.front(readyLive) != nil || it.State != Active || it.Key != "" {
+		out, err = e.enqueueLocked(ent, it)
+		if err != nil {
+			e.unlock()
+			return Item{}, false, nil, err
+		}
+		e.touch(ent, UseSend)
+		return out, false, e.unlock(), nil
+	}
+	e.touch(ent, UseSend)
+	e.touch(ent, UseReceive)
+	switch h {
+	case HandTaken:
+		ent.LastSeq++
+		it.Seq = ent.LastSeq
+		it.EnqueuedAt, it.ModifiedAt = e.now, e.now
+		it.DeliveryCount++
+		return it, true, e.unlock(), nil
+	default:
+		it.State = Locked
+		out, err = e.enqueueLocked(ent, it)
+		if err != nil {
+			e.unlock()
+			return Item{}, false, nil, err
+		}
+		return out, true, e.unlock(), nil
+	}
+}

@@ -52,3 +52,31 @@ func TestCountsPurgeAndDropHead(t *testing.T) {
 		t.Fatalf("Counts of a missing entity: %v", err)
 	}
 }
+
+func TestEnqueueHanded_RB4(t *testing.T) {
+	f := MustFixture(t)
+	q := f.MustCreate("q", ttlPolicy(0)) // every item expires on arrival unless handed over
+	out, handed, _, err := f.e.EnqueueHanded(f.now(), q, body("taken"), core.HandTaken)
+	if err != nil || !handed || out.Seq != 1 || out.DeliveryCount != 1 {
+		t.Fatalf("HandTaken into an empty entity: %+v %v %v", out, handed, err)
+	}
+	out, handed, _, err = f.e.EnqueueHanded(f.now(), q, body("locked"), core.HandLocked)
+	if err != nil || !handed || out.State != core.Locked || out.Seq != 2 {
+		t.Fatalf("HandLocked into an empty entity: %+v %v %v", out, handed, err)
+	}
+	c, _, _ := f.e.Counts(f.now(), q)
+	if c.Locked != 1 || c.Active != 0 {
+		t.Fatalf("counts %+v, want the locked item only", c)
+	}
+	// Behind an active item it is enqueued as usual (and this policy
+	// expires it at once).
+	p := f.MustCreate("p", core.Policy{})
+	f.MustEnqueue(p, body("first"))
+	_, handed, _, _ = f.e.EnqueueHanded(f.now(), p, body("second"), core.HandTaken)
+	if handed {
+		t.Fatal("handed over past an item waiting ahead")
+	}
+	if got := f.drain(p); !cmp.Equal(got, []string{"first", "second"}) {
+		t.Fatalf("drained %q", got)
+	}
+}

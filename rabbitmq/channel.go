@@ -16,7 +16,8 @@ type channel struct {
 
 	// Read and written by the reader goroutine only.
 	closing   bool          // the server sent channel.close
-	pub       *publishState // a publish waiting for its content
+	pub       *publishState // a publish waiting for its content: nil or &pubBuf
+	pubBuf    publishState
 	lastQueue string        // the most recently declared queue, for the "" shortcut
 	prefetch  int64         // basic.qos per-consumer prefetch count for new consumers
 	confirm   *confirmer

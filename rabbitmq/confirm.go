@@ -18,9 +18,9 @@ type confirmer struct {
 }
 
 type confirmReq struct {
-	seq     uint64
-	commits []*core.Commit
-	nack    bool
+	seq    uint64
+	commit *core.Commit // nil when nothing was written
+	nack   bool
 }
 
 func newConfirmer(ch *channel) *confirmer {
@@ -34,8 +34,8 @@ func newConfirmer(ch *channel) *confirmer {
 }
 
 // add queues the confirm of publish seq.
-func (cf *confirmer) add(seq uint64, commits []*core.Commit, nack bool) {
-	cf.in <- confirmReq{seq: seq, commits: commits, nack: nack}
+func (cf *confirmer) add(seq uint64, commit *core.Commit, nack bool) {
+	cf.in <- confirmReq{seq: seq, commit: commit, nack: nack}
 }
 
 func (cf *confirmer) run(done chan struct{}) {
@@ -56,10 +56,8 @@ func (cf *confirmer) run(done chan struct{}) {
 		}
 		for {
 			nack := r.nack
-			for _, c := range r.commits {
-				if c != nil && c.Wait(context.Background()) != nil {
-					nack = true
-				}
+			if r.commit != nil && r.commit.Wait(context.Background()) != nil {
+				nack = true
 			}
 			if nack {
 				flush()
@@ -99,7 +97,7 @@ func (t *txState) reset() { t.publishes, t.settles = nil, nil }
 // once they are durable.
 func (ch *channel) commit() error {
 	t := ch.tx
-	var commits []*core.Commit
+	var last *core.Commit
 	for _, m := range t.publishes {
 		res, err := ch.c.s.publish(ch.c.vhost, m)
 		if err != nil {
@@ -109,7 +107,9 @@ func (ch *channel) commit() error {
 		if res.routed == 0 && m.mandatory {
 			ch.basicReturn(m, wire.NoRoute, "NO_ROUTE")
 		}
-		commits = append(commits, res.commits...)
+		if res.commit != nil {
+			last = res.commit
+		}
 	}
 	for _, st := range t.settles {
 		ds, err := ch.collect(st.tag, st.multiple, true)
@@ -118,10 +118,8 @@ func (ch *channel) commit() error {
 		}
 	}
 	t.reset()
-	for _, c := range commits {
-		if c != nil {
-			c.Wait(context.Background())
-		}
+	if last != nil {
+		last.Wait(context.Background())
 	}
 	return nil
 }

@@ -460,4 +460,3 @@ func (c *conn) teardown() {
 		}
 	})
 }
-

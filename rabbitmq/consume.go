@@ -142,12 +142,10 @@ func (ch *channel) deliver(cs *consumer, q *queue, it core.Item) {
 	if !cs.noAck {
 		ch.pending = append(ch.pending, &delivery{tag: tag, q: q, seq: it.Seq, c: cs})
 	}
-	d := wire.BasicDeliver{ConsumerTag: cs.tag, DeliveryTag: tag, Redelivered: it.DeliveryCount > 1,
-		Exchange: string(m.exchange), RoutingKey: string(m.key)}
-	ch.c.w.write(func(b []byte) []byte {
-		b = wire.AppendMethodFrame(b, ch.id, &d)
-		return wire.AppendContent(b, ch.id, wire.ClassBasic, m.props, it.Body, ch.c.frameMax)
-	})
+	if b, ok := ch.c.w.begin(); ok {
+		b = wire.AppendDeliver(b, ch.id, cs.tag, tag, it.DeliveryCount > 1, m.exchange, m.key)
+		ch.c.w.end(wire.AppendContent(b, ch.id, wire.ClassBasic, m.props, it.Body, ch.c.frameMax))
+	}
 	ch.mu.Unlock()
 }
 

@@ -1,9 +1,11 @@
 package rabbitmq
 
 import (
+	"bytes"
 	"slices"
 	"time"
 
+	"github.com/lapse-emulator/lapse/adapters"
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/rabbitmq/wire"
 )
@@ -22,10 +24,26 @@ func (s *Server) deadLetter(tx *core.Tx, from *core.Entity, it core.Item, why co
 	if q == nil {
 		return
 	}
-	st := q.getSettings()
-	if st.DeadLetterExchange == nil {
+	stp := q.settings.Load()
+	if stp == nil || stp.DeadLetterExchange == nil {
 		return
 	}
+	st := *stp
+	// Messages dead-lettered together are mostly alike (a bulk expiry): the
+	// same Meta, reason and second give the same result, computed once.
+	now := tx.Now()
+	c := &q.dl
+	if c.ok && c.settings == stp && c.version == s.version && c.reason == why.Code &&
+		c.second == now.Unix() && bytes.Equal(c.in, it.Meta) {
+		it.Meta, it.TTL = c.out, core.NoTTL
+		for _, target := range c.targets {
+			if _, err := tx.Enqueue(target.key, it); err != nil {
+				s.log.Warn("dead-lettering failed", "queue", target.name, "err", err)
+			}
+		}
+		return
+	}
+	*c = deadLetterCache{settings: stp, version: s.version, reason: why.Code, second: now.Unix(), in: it.Meta}
 	v := s.vhosts[q.vhost]
 	var dlx *exchange
 	if *st.DeadLetterExchange != "" {
@@ -45,7 +63,7 @@ func (s *Server) deadLetter(tx *core.Tx, from *core.Entity, it core.Item, why co
 	if props.Headers == nil {
 		props.Headers = map[string]any{}
 	}
-	addDeath(props.Headers, why.Code, q.name, tx.Now(), string(m.exchange), keys[0], &props)
+	addDeath(props.Headers, why.Code, q.name, now, string(m.exchange), keys[0], &props)
 	deathKeys := keys
 	if st.DeadLetterRoutingKey != nil {
 		deathKeys = []string{*st.DeadLetterRoutingKey}
@@ -56,21 +74,36 @@ func (s *Server) deadLetter(tx *core.Tx, from *core.Entity, it core.Item, why co
 
 	r := routing{keys: deathKeys, headers: props.Headers}
 	r.route(v, dlx)
-	if len(r.queues) == 0 {
-		return
-	}
-	it.Meta = appendMeta(nil, *st.DeadLetterExchange, deathKeys[0], deathKeys[1:], props.Append(nil))
+	raw := props.Append(make([]byte, 0, 256))
+	it.Meta = appendMeta(make([]byte, 0, 8+len(*st.DeadLetterExchange)+len(deathKeys[0])+len(raw)),
+		*st.DeadLetterExchange, deathKeys[0], deathKeys[1:], raw)
 	it.TTL = core.NoTTL
+	c.out, c.ok = it.Meta, true
 	deaths, _ := props.Headers["x-death"].([]any)
 	for _, target := range r.queues {
 		if isCycle(target.name, deaths) {
 			s.log.Warn("dead-letter cycle: message dropped", "queue", target.name, "vhost", q.vhost)
 			continue
 		}
+		c.targets = append(c.targets, target)
 		if _, err := tx.Enqueue(target.key, it); err != nil {
 			s.log.Warn("dead-lettering failed", "queue", target.name, "err", err)
 		}
 	}
+}
+
+// deadLetterCache is the last dead-lettering of a queue: for an input Meta
+// (exchange, routing keys, properties), reason, second, queue settings and
+// topology version, the output Meta and the target queues. Only deadLetter
+// uses it, inside the engine's critical section.
+type deadLetterCache struct {
+	ok       bool
+	settings *adapters.RabbitQueueSettings
+	version  uint64
+	reason   string
+	second   int64
+	in, out  []byte
+	targets  []*queue
 }
 
 // addDeath records a death in headers (rabbit_dead_letter's

@@ -23,7 +23,7 @@ func rs(kind, name, vhost string) string {
 func (s *Server) declareVhost(name string, _ bool) (*vhost, error) {
 	s.topoMu.Lock()
 	defer s.topoMu.Unlock()
-	s.mu.Lock()
+	s.lockTopo()
 	vh := s.vhosts[name]
 	if vh == nil {
 		vh = newVhost(name)
@@ -52,7 +52,7 @@ func (s *Server) declareVhost(name string, _ bool) (*vhost, error) {
 // deleteVhost removes a vhost and everything in it.
 func (s *Server) deleteVhost(name string) error {
 	s.topoMu.Lock()
-	s.mu.Lock()
+	s.lockTopo()
 	vh := s.vhosts[name]
 	delete(s.vhosts, name)
 	s.mu.Unlock()
@@ -103,7 +103,7 @@ func (s *Server) createExchange(x *exchange) error {
 	if _, _, err := s.e.Create(s.now(), en); err != nil {
 		return err
 	}
-	s.mu.Lock()
+	s.lockTopo()
 	defer s.mu.Unlock()
 	vh := s.vhosts[x.vhost]
 	if vh == nil {
@@ -261,7 +261,7 @@ func (s *Server) exchangeDelete(vh, name string, ifUnused bool) error {
 // the auto-delete exchanges that leaves without bindings. Callers hold
 // topoMu.
 func (s *Server) removeExchange(x *exchange) {
-	s.mu.Lock()
+	s.lockTopo()
 	vh := s.vhosts[x.vhost]
 	if vh == nil || vh.exchanges[x.name] != x {
 		s.mu.Unlock()

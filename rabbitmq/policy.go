@@ -42,7 +42,7 @@ func (s *Server) PutPolicy(vh string, p adapters.RabbitPolicy, operator bool) er
 	} else if _, _, err := s.e.Create(now, core.Entity{EntityKey: k, Kind: kind, Durable: true, Meta: meta}); err != nil {
 		return err
 	}
-	s.mu.Lock()
+	s.lockTopo()
 	if v := s.vhosts[vh]; v != nil {
 		if operator {
 			v.opPolicies[p.Name] = p
@@ -60,7 +60,7 @@ func (s *Server) PutPolicy(vh string, p adapters.RabbitPolicy, operator bool) er
 func (s *Server) DeletePolicy(vh, name string, operator bool) error {
 	s.topoMu.Lock()
 	defer s.topoMu.Unlock()
-	s.mu.Lock()
+	s.lockTopo()
 	v := s.vhosts[vh]
 	m := map[string]adapters.RabbitPolicy(nil)
 	if v != nil {

@@ -11,19 +11,25 @@ import (
 // basicPublishID is basic.publish's method id.
 const basicPublishID = 40
 
-// publishState is a basic.publish whose content is being read.
+// publishState is a basic.publish whose content is being read. A channel
+// reuses one.
 type publishState struct {
 	m         wire.BasicPublish
 	gotHeader bool
 	size      uint64
-	props     []byte
-	body      []byte
-	tooLarge  bool
+	// meta is the message's Meta as it will be stored unless its headers
+	// route it by more keys (CC, BCC): exchange, routing key, properties as
+	// received from propsAt on.
+	meta     []byte
+	propsAt  int
+	body     []byte
+	tooLarge bool
 }
 
 // startPublish reads basic.publish; its content follows.
 func (ch *channel) startPublish(payload []byte) error {
-	p := &publishState{}
+	p := &ch.pubBuf
+	*p = publishState{}
 	if err := wire.ReadMethodInto(payload, &p.m); err != nil {
 		return err
 	}
@@ -50,7 +56,9 @@ func (ch *channel) contentHeader(payload []byte) error {
 	}
 	p.gotHeader = true
 	p.size = h.BodySize
-	p.props = append([]byte(nil), h.Props...)
+	p.meta = appendMeta(make([]byte, 0, 5+len(p.m.Exchange)+len(p.m.RoutingKey)+len(h.Props)),
+		p.m.Exchange, p.m.RoutingKey, nil, h.Props)
+	p.propsAt = len(p.meta) - len(h.Props)
 	if h.BodySize > maxMessageSize {
 		p.tooLarge = true
 	} else if h.BodySize > 0 {
@@ -94,6 +102,7 @@ type message struct {
 	mandatory  bool
 	props      wire.Properties
 	rawProps   []byte
+	meta       []byte // Meta without extra routing keys, ending with rawProps
 	body       []byte
 	ttl        core.TTL
 }
@@ -111,12 +120,14 @@ func (ch *channel) finishPublish() error {
 		return fail(channelError(wire.PreconditionFailed, "message size %d is larger than configured max size %d",
 			p.size, maxMessageSize))
 	}
-	props, err := wire.DecodeProperties(p.props)
+	raw := p.meta[p.propsAt:]
+	props, err := wire.DecodeProperties(raw)
 	if err != nil {
 		return err
 	}
-	m := &message{exchange: p.m.Exchange, routingKey: p.m.RoutingKey, mandatory: p.m.Mandatory,
-		props: props, rawProps: p.props, body: p.body, ttl: core.NoTTL}
+	msg := message{exchange: p.m.Exchange, routingKey: p.m.RoutingKey, mandatory: p.m.Mandatory,
+		props: props, rawProps: raw, meta: p.meta, body: p.body, ttl: core.NoTTL}
+	m := &msg
 	if props.Flags&wire.FlagExpiration != 0 {
 		ttl, err := adapters.ParseRabbitExpiration(props.Expiration) // RB-5, RB-11
 		if err != nil {
@@ -135,7 +146,8 @@ func (ch *channel) finishPublish() error {
 		if err := ch.c.s.checkPublish(ch.c.vhost, m.exchange); err != nil {
 			return fail(err)
 		}
-		ch.tx.publishes = append(ch.tx.publishes, m)
+		cp := msg
+		ch.tx.publishes = append(ch.tx.publishes, &cp)
 		return nil
 	}
 	var seq uint64
@@ -151,7 +163,7 @@ func (ch *channel) finishPublish() error {
 		ch.basicReturn(m, wire.NoRoute, "NO_ROUTE")
 	}
 	if ch.confirm != nil {
-		ch.confirm.add(seq, res.commits, res.rejected)
+		ch.confirm.add(seq, res.commit, res.rejected)
 	}
 	return nil
 }
@@ -167,8 +179,10 @@ func (ch *channel) basicReturn(m *message, code uint16, text string) {
 
 // publishResult is what became of a published message.
 type publishResult struct {
-	routed   int
-	commits  []*core.Commit
+	routed int
+	// commit is the Commit of its last write: when it is done, so are the
+	// earlier ones (core.Store).
+	commit   *core.Commit
 	rejected bool // a queue refused it (x-overflow reject-publish)
 }
 
@@ -191,14 +205,23 @@ func (s *Server) checkPublish(vh, name string) *amqpError {
 // (RB-2).
 func (s *Server) publish(vh string, m *message) (publishResult, error) {
 	var res publishResult
-	keys := []string{m.routingKey}
-	raw := m.rawProps
+	var r routing
+	r.one[0] = m.routingKey
+	r.keys = r.one[:]
+	r.queues = r.qbuf[:0]
+	meta := m.meta
 	if h := m.props.Headers; h != nil {
 		cc, bcc := headerRoutes(h, "CC"), headerRoutes(h, "BCC")
-		keys = append(append(keys, cc...), bcc...)
+		if len(cc)+len(bcc) > 0 {
+			r.keys = append(append(append([]string(nil), m.routingKey), cc...), bcc...)
+		}
+		raw := m.rawProps
 		if _, ok := h["BCC"]; ok {
 			delete(h, "BCC")
 			raw = m.props.Append(nil)
+		}
+		if len(r.keys) > 1 || len(raw) != len(m.rawProps) {
+			meta = appendMeta(nil, m.exchange, m.routingKey, r.keys[1:], raw)
 		}
 	}
 	s.mu.RLock()
@@ -215,7 +238,7 @@ func (s *Server) publish(vh string, m *message) (publishResult, error) {
 			return res, channelError(wire.AccessRefused, "cannot publish to internal %s", rs("exchange", m.exchange, vh))
 		}
 	}
-	r := routing{keys: keys, headers: m.props.Headers}
+	r.headers = m.props.Headers
 	r.route(v, x)
 	s.mu.RUnlock()
 	res.routed = len(r.queues)
@@ -224,14 +247,16 @@ func (s *Server) publish(vh string, m *message) (publishResult, error) {
 	}
 	it := core.Item{
 		Body:       m.body,
-		Meta:       appendMeta(make([]byte, 0, 8+len(m.exchange)+len(m.routingKey)+len(raw)), m.exchange, m.routingKey, keys[1:], raw),
+		Meta:       meta,
 		TTL:        m.ttl,
 		Persistent: m.props.DeliveryMode == 2,
 	}
 	now := s.now()
 	for _, q := range r.queues {
-		commits, rejected := q.publish(now, it)
-		res.commits = append(res.commits, commits...)
+		c, rejected := q.publish(now, it)
+		if c != nil {
+			res.commit = c
+		}
 		res.rejected = res.rejected || rejected
 	}
 	return res, nil
@@ -239,9 +264,9 @@ func (s *Server) publish(vh string, m *message) (publishResult, error) {
 
 // publish enqueues a message in the queue, under its length limit
 // (x-max-length, x-max-length-bytes: drop-head dead-letters the head with
-// reason maxlen, reject-publish refuses the message), handing a message
-// with a TTL of 0 to a consumer that can take it at once (RB-4).
-func (q *queue) publish(now time.Time, it core.Item) ([]*core.Commit, bool) {
+// reason maxlen, reject-publish refuses the message), handing it straight
+// to a consumer that can take it at once (RB-4).
+func (q *queue) publish(now time.Time, it core.Item) (*core.Commit, bool) {
 	e := q.s.e
 	st := q.getSettings()
 	limited := st.MaxLength != nil || st.MaxLengthBytes != nil
@@ -261,50 +286,59 @@ func (q *queue) publish(now time.Time, it core.Item) ([]*core.Commit, bool) {
 			return nil, true
 		}
 	}
-	if ttlZero(it.TTL) || ttlZero(st.MessageTTL) {
-		if c := q.directConsumer(now); c != nil {
-			return q.handOver(now, c, it), false
+	var (
+		commit *core.Commit
+		taken  bool
+	)
+	if q.nconsumers.Load() > 0 {
+		var handed bool
+		if commit, taken, handed = q.handOver(now, it); handed {
+			return commit, false
 		}
 	}
-	_, commit, err := e.Enqueue(now, q.key, it)
-	if err != nil {
-		return nil, false
+	if !taken {
+		var err error
+		if _, commit, err = e.Enqueue(now, q.key, it); err != nil {
+			return nil, false
+		}
 	}
-	commits := []*core.Commit{commit}
 	if limited && st.Overflow == "drop-head" {
-		_, c2, _ := e.DropHead(now, q.key, maxLen, maxBytes, core.DeadLetterReason{Code: "maxlen",
-			Description: "the queue is over its length limit", Rule: "RB-9"})
-		commits = append(commits, c2)
+		if _, c2, _ := e.DropHead(now, q.key, maxLen, maxBytes, core.DeadLetterReason{Code: "maxlen",
+			Description: "the queue is over its length limit", Rule: "RB-9"}); c2 != nil {
+			commit = c2
+		}
 	}
-	return commits, false
+	return commit, false
 }
 
-func ttlZero(t core.TTL) bool { return t.Finite() && t.Duration() == 0 }
-
-// directConsumer returns a consumer with room reserved that can take a
-// message at once: the queue has no ready message ahead of it (RB-4).
-func (q *queue) directConsumer(now time.Time) *consumer {
-	cnt, _, err := q.s.e.Counts(now, q.key)
-	if err != nil || cnt.Active > 0 {
-		return nil
+// handOver gives a message straight to a consumer with room when no
+// message waits ahead of it in the queue: stored locked for a consumer that
+// acks, not stored at all for one that does not. It is how a message with a
+// TTL of 0 reaches a consumer that can take it at once (RB-4), and it
+// spares every other message a trip through the dispatcher. taken reports
+// that the engine has the message, handed that it went to a consumer;
+// commit is the Commit of its write.
+func (q *queue) handOver(now time.Time, it core.Item) (commit *core.Commit, taken, handed bool) {
+	q.dmu.Lock()
+	defer q.dmu.Unlock()
+	c := q.pick()
+	if c == nil {
+		return nil, false, false
 	}
-	return q.pick()
-}
-
-// handOver gives a message straight to consumer c: enqueued locked for a
-// consumer that acks, not stored at all for one that does not.
-func (q *queue) handOver(now time.Time, c *consumer, it core.Item) []*core.Commit {
+	h := core.HandLocked
 	if c.noAck {
-		it.DeliveryCount = 1
-		c.ch.deliver(c, q, it)
-		return nil
+		h = core.HandTaken
 	}
-	it.State = core.Locked
-	out, commit, err := q.s.e.Enqueue(now, q.key, it)
+	out, handed, commit, err := q.s.e.EnqueueHanded(now, q.key, it, h)
 	if err != nil {
 		c.unreserve()
-		return nil
+		return nil, true, false
+	}
+	if !handed {
+		c.unreserve()
+		q.signal()
+		return commit, true, false
 	}
 	c.ch.deliver(c, q, out)
-	return []*core.Commit{commit}
+	return commit, true, true
 }

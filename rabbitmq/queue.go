@@ -20,9 +20,17 @@ type queue struct {
 	exclusive  bool
 	autoDelete bool
 	args       map[string]any
-	owner      *conn    // the connection of an exclusive queue
+	owner      *conn      // the connection of an exclusive queue
 	inbound    []*binding // under Server.mu
 	settings   atomic.Pointer[adapters.RabbitQueueSettings]
+	dl         deadLetterCache // under the engine's lock
+
+	// dmu keeps deliveries in queue order: it is held from taking a
+	// message out of the engine until it is written to its consumer, by the
+	// dispatcher and by a publish that hands its message straight over.
+	dmu sync.Mutex
+	// nconsumers is len(consumers), read without mu.
+	nconsumers atomic.Int32
 
 	mu          sync.Mutex
 	consumers   []*consumer
@@ -100,6 +108,7 @@ func (q *queue) signal() {
 func (q *queue) addConsumer(c *consumer) {
 	q.mu.Lock()
 	q.consumers = append(q.consumers, c)
+	q.nconsumers.Store(int32(len(q.consumers)))
 	q.hadConsumer = true
 	start := !q.running && !q.deleted
 	if start {
@@ -122,6 +131,7 @@ func (q *queue) removeConsumer(c *consumer) (autoDeleteNow bool) {
 	for i, o := range q.consumers {
 		if o == c {
 			q.consumers = append(q.consumers[:i:i], q.consumers[i+1:]...)
+			q.nconsumers.Store(int32(len(q.consumers)))
 			break
 		}
 	}
@@ -204,6 +214,8 @@ func (q *queue) dispatch() bool {
 
 // deliverOne hands the queue's head to c; false when the queue is empty.
 func (q *queue) deliverOne(c *consumer) bool {
+	q.dmu.Lock()
+	defer q.dmu.Unlock()
 	now := q.s.now()
 	var (
 		it    core.Item
@@ -229,6 +241,7 @@ func (q *queue) stop() {
 	q.deleted = true
 	cs := q.consumers
 	q.consumers = nil
+	q.nconsumers.Store(0)
 	q.mu.Unlock()
 	q.signal()
 	for _, c := range cs {

@@ -130,7 +130,7 @@ func (s *Server) createQueue(q *queue) error {
 	if _, _, err := s.e.Create(s.now(), en); err != nil {
 		return fromCore(err)
 	}
-	s.mu.Lock()
+	s.lockTopo()
 	v.queues[q.name] = q
 	s.byKey[q.key] = q
 	s.mu.Unlock()
@@ -216,7 +216,7 @@ func (s *Server) removeQueue(q *queue) {
 // unlinkQueue takes a queue out of the topology and stops it; it returns
 // the exchanges that lost bindings (nil if the queue was gone already).
 func (s *Server) unlinkQueue(q *queue) []*exchange {
-	s.mu.Lock()
+	s.lockTopo()
 	vh := s.vhosts[q.vhost]
 	if vh == nil || vh.queues[q.name] != q {
 		s.mu.Unlock()
@@ -308,7 +308,7 @@ func (s *Server) bind(c *conn, vh, source, dest string, toExchange bool, key str
 		}
 	}
 	argsID := string(encodeTable(args))
-	s.mu.Lock()
+	s.lockTopo()
 	existing := x.findBinding(q, dx, key, argsID)
 	switch {
 	case unbind && existing != nil:

@@ -19,6 +19,10 @@ type routing struct {
 	headers map[string]any
 	queues  []*queue
 	seen    []*exchange
+	// Room for the common case, so that routing a message allocates nothing.
+	one  [1]string
+	qbuf [4]*queue
+	xbuf [4]*exchange
 }
 
 // route finds the queues of a message published to exchange x of vhost v
@@ -32,7 +36,11 @@ func (r *routing) route(v *vhost, x *exchange) {
 		}
 		return
 	}
-	work := []*exchange{x}
+	var wbuf [4]*exchange
+	work := append(wbuf[:0], x)
+	if r.seen == nil {
+		r.seen = r.xbuf[:0]
+	}
 	r.seen = append(r.seen[:0], x)
 	for len(work) > 0 {
 		x := work[0]

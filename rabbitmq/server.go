@@ -40,7 +40,10 @@ type Server struct {
 	mu     sync.RWMutex
 	vhosts map[string]*vhost
 	byKey  map[core.EntityKey]*queue // every queue by its entity
-	users  map[string]*User
+	// version counts topology changes, so that what was computed from the
+	// topology can be reused until it changes.
+	version uint64
+	users   map[string]*User
 
 	patterns patternCache
 
@@ -162,7 +165,7 @@ func (s *Server) available(k core.EntityKey) {
 func (s *Server) Reset() error {
 	s.CloseConnections("reset")
 	s.topoMu.Lock()
-	s.mu.Lock()
+	s.lockTopo()
 	old := s.vhosts
 	s.vhosts = map[string]*vhost{}
 	s.byKey = map[core.EntityKey]*queue{}
@@ -174,4 +177,10 @@ func (s *Server) Reset() error {
 		}
 	}
 	return s.Start()
+}
+
+// lockTopo takes mu to change the topology.
+func (s *Server) lockTopo() {
+	s.mu.Lock()
+	s.version++
 }

@@ -155,7 +155,7 @@ func (x *exchange) meta() []byte {
 // first, then exchanges, queues, policies, and last the bindings. It runs
 // inside the engine's lock (core.ProtocolHooks.Recovered).
 func (s *Server) recovered(ents []core.Entity) {
-	s.mu.Lock()
+	s.lockTopo()
 	defer s.mu.Unlock()
 	byKind := map[string][]core.Entity{}
 	for _, en := range ents {

@@ -34,21 +34,39 @@ func newFrameWriter(nc net.Conn) *frameWriter {
 
 // write appends frames with fn; it reports false once the writer is closed.
 func (w *frameWriter) write(fn func([]byte) []byte) bool {
+	b, ok := w.begin()
+	if !ok {
+		return false
+	}
+	w.end(fn(b))
+	return true
+}
+
+// begin takes the writer's lock, waiting while too much is buffered, and
+// returns the buffer to append frames to, which end hands back; ok is false,
+// and the lock not held, once the writer is closed. Unlike write it makes
+// no closure, for the delivery path.
+func (w *frameWriter) begin() (buf []byte, ok bool) {
 	w.mu.Lock()
 	for len(w.buf) > highWater && !w.closed {
 		w.cond.Wait()
 	}
 	if w.closed {
 		w.mu.Unlock()
-		return false
+		return nil, false
 	}
-	w.buf = fn(w.buf)
+	return w.buf, true
+}
+
+// end stores the buffer begin returned, with frames appended, releases the
+// lock and wakes the writing goroutine.
+func (w *frameWriter) end(buf []byte) {
+	w.buf = buf
 	w.mu.Unlock()
 	select {
 	case w.wake <- struct{}{}:
 	default:
 	}
-	return true
 }
 
 // run writes until close; it returns after the last frames are out.

@@ -2,6 +2,8 @@ package wire
 
 // Basic class (60) methods, with RabbitMQ's basic.nack.
 
+import "encoding/binary"
+
 // BasicQos is basic.qos, method 10 of class 60 in amqp0-9-1.xml: it sets the
 // prefetch window; RabbitMQ applies it per consumer unless Global is set.
 type BasicQos struct {
@@ -405,4 +407,23 @@ func (m *BasicNack) decodeArgs(c cursor) cursor {
 	m.Multiple = bit(f, 0)
 	m.Requeue = bit(f, 1)
 	return c
+}
+
+// AppendDeliver appends a basic.deliver method frame; it is
+// AppendMethodFrame of a BasicDeliver whose exchange and routing key are
+// bytes, with no allocation, for the server's delivery path.
+func AppendDeliver(dst []byte, channel uint16, consumerTag string, deliveryTag uint64, redelivered bool, exchange, routingKey []byte) []byte {
+	start := len(dst)
+	dst = append(dst, FrameMethod, byte(channel>>8), byte(channel), 0, 0, 0, 0)
+	dst = appendU16(dst, ClassBasic)
+	dst = appendU16(dst, 60)
+	dst = appendShortstr(dst, consumerTag)
+	dst = appendU64(dst, deliveryTag)
+	dst = append(dst, bits(redelivered))
+	dst = append(dst, byte(len(exchange)))
+	dst = append(dst, exchange...)
+	dst = append(dst, byte(len(routingKey)))
+	dst = append(dst, routingKey...)
+	binary.BigEndian.PutUint32(dst[start+3:], uint32(len(dst)-start-7))
+	return append(dst, FrameEnd)
 }

@@ -257,3 +257,14 @@ func TestReadMethodIntoWrongMethod(t *testing.T) {
 		t.Errorf("ReadMethodInto into the wrong method: %v", err)
 	}
 }
+
+func TestAppendDeliverIsAppendMethodFrame(t *testing.T) {
+	for _, redelivered := range []bool{false, true} {
+		m := &BasicDeliver{ConsumerTag: "ctag", DeliveryTag: 1 << 40, Redelivered: redelivered, Exchange: "ex", RoutingKey: "rk.1"}
+		want := AppendMethodFrame(nil, 7, m)
+		got := AppendDeliver(nil, 7, m.ConsumerTag, m.DeliveryTag, m.Redelivered, []byte(m.Exchange), []byte(m.RoutingKey))
+		if !bytes.Equal(got, want) {
+			t.Fatalf("redelivered %t:\n got %x\nwant %x", redelivered, got, want)
+		}
+	}
+}
