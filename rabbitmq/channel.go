@@ -18,8 +18,8 @@ type channel struct {
 	closing   bool          // the server sent channel.close
 	pub       *publishState // a publish waiting for its content: nil or &pubBuf
 	pubBuf    publishState
-	lastQueue string        // the most recently declared queue, for the "" shortcut
-	prefetch  int64         // basic.qos per-consumer prefetch count for new consumers
+	lastQueue string // the most recently declared queue, for the "" shortcut
+	prefetch  int64  // basic.qos per-consumer prefetch count for new consumers
 	confirm   *confirmer
 	tx        *txState
 	publishes uint64 // publish sequence numbers, for confirms
