@@ -58,6 +58,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stdout, "lapse %s (%s)\n", version, runtimeVersion())
 	case "clock", "events", "healthcheck":
 		err = clientCommand(ctx, cmd, args, getenv, stdout, stderr)
+	case "bench":
+		return runBench(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 	default:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/dashboard"
+	"github.com/lapse-emulator/lapse/rabbitmq"
 )
 
 // Main is `lapse serve`: it wires the clock, the store, the engine, the
@@ -26,10 +27,13 @@ type Main struct {
 	// Wall is the wall clock lapse's Clock follows; NewMain sets time.Now.
 	Wall func() time.Time
 
-	// Clock, Engine and Control are set by Run.
+	// Clock, Engine, Control and Rabbit are set by Run.
 	Clock   *core.Clock
 	Engine  *core.Engine
 	Control *dashboard.Server
+	Rabbit  *rabbitmq.Server
+
+	amqp *amqpListener
 
 	store  store
 	runner *runner
@@ -65,10 +69,16 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.runner = newRunner(m.Clock)
 	m.Engine = core.NewEngine(core.Config{Store: m.store, Wake: m.runner.Wake})
 	m.Clock.OnChange(m.runner.Wake)
+	m.Rabbit = rabbitmq.New(rabbitmq.Config{Engine: m.Engine, Now: m.Clock.Now,
+		Logger: log.With("listener", "amqp"), Version: version})
+	m.Engine.Register(core.RabbitMQ, m.Rabbit.Hooks())
 	if err := m.Engine.Recover(ctx, m.Clock.Now()); err != nil {
 		return fmt.Errorf("data folder %q: %w", m.Config.Data, err)
 	}
 	m.runner.start(m.Engine)
+	if err := m.Rabbit.Start(); err != nil {
+		return err
+	}
 
 	m.Control = dashboard.NewServer(dashboard.Config{
 		Addr:    m.Config.ControlAddr,
@@ -82,6 +92,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	log.Info("listening", "listener", "control", "addr", m.Control.Addr().String())
+	if m.amqp, err = openAMQP(m.Config.AMQPAddr, m.Rabbit, log.With("listener", "amqp")); err != nil {
+		return err
+	}
+	log.Info("listening", "listener", "amqp", "addr", m.amqp.Addr().String())
 	for _, l := range m.planned() {
 		log.Info("not served yet", "listener", l.name, "addr", l.addr)
 	}
@@ -93,6 +107,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 // which finishes its in-flight commits. It is safe to call twice.
 func (m *Main) Close(ctx context.Context) error {
 	var errs []error
+	if m.amqp != nil {
+		errs = append(errs, m.amqp.Close(ctx))
+	}
 	if m.Control != nil {
 		errs = append(errs, m.Control.Close(ctx))
 	}
@@ -112,7 +129,6 @@ type plannedListener struct{ name, addr string }
 // kept so that /api/info shows them, marked as not served.
 func (m *Main) planned() []plannedListener {
 	return []plannedListener{
-		{"amqp", m.Config.AMQPAddr},
 		{"cosmos", m.Config.CosmosAddr},
 		{"servicebusAdmin", m.Config.ServiceBusAdminAddr},
 		{"rabbitmqManagement", m.Config.RabbitMQManagementAddr},
@@ -126,16 +142,17 @@ func (m *Main) info() dashboard.Info {
 	if a := m.Control.Addr(); a != nil {
 		ls["control"] = dashboard.Listener{Addr: a.String(), Served: true}
 	}
+	if m.amqp != nil {
+		ls["amqp"] = dashboard.Listener{Addr: m.amqp.Addr().String(), Served: true}
+	}
 	for _, l := range m.planned() {
 		ls[l.name] = dashboard.Listener{Addr: l.addr}
 	}
 	return dashboard.Info{Version: version, Listeners: ls}
 }
 
-// declareConfigured declares the entities of the configuration files
-// (--servicebus-config, --rabbitmq-definitions, --cosmos-config). It runs
-// after POST /api/reset. The protocol front-ends that read those files are
-// still to come, so for now there is nothing to declare.
+// declareConfigured declares again what every broker has and the entities
+// of the configuration files after POST /api/reset dropped everything.
 func (m *Main) declareConfigured(ctx context.Context) error {
-	return nil
+	return m.Rabbit.Reset()
 }

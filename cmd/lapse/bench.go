@@ -1,0 +1,306 @@
+package main
+
+// lapse bench runs the same AMQP 0-9-1 load against any broker, so lapse's
+// RabbitMQ front-end can be measured beside a real RabbitMQ. The scenarios
+// themselves are in bench_scenarios.go.
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// benchConfig is what `lapse bench` was asked to do.
+type benchConfig struct {
+	URL       string
+	Messages  int
+	Size      int
+	Scenarios []string // in the order they run, each once
+	ServerPID int      // 0 when the broker's memory is not measured
+	JSON      bool
+	Runs      int
+}
+
+// benchResult is one scenario's figure: Value in Unit (nil when it could
+// not be measured), over Messages messages that took Seconds.
+type benchResult struct {
+	Scenario string   `json:"scenario"`
+	Messages int      `json:"messages"`
+	Seconds  float64  `json:"seconds"`
+	Value    *float64 `json:"value"`
+	Unit     string   `json:"unit"`
+	Notes    string   `json:"notes,omitempty"`
+	Runs     int      `json:"runs"`
+}
+
+// runBench runs `lapse bench [flags]` and returns the exit code: 0 when
+// every scenario ran, 1 when one failed, 2 for a mistake on the command line.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c, err := parseBenchFlags(args, stderr)
+	var ue *usageError
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "lapse bench: %s (lapse bench -h lists the flags)\n", oneLine(err))
+		return 2
+	case err != nil:
+		fmt.Fprintf(stderr, "lapse bench: %s\n", oneLine(err))
+		return 1
+	}
+	if err := benchPreflight(c); err != nil {
+		fmt.Fprintf(stderr, "lapse bench: %s\n", oneLine(err))
+		return 1
+	}
+	emit := func(r benchResult) { fmt.Fprintln(stdout, benchRow(r)) }
+	if c.JSON {
+		enc := json.NewEncoder(stdout)
+		emit = func(r benchResult) { _ = enc.Encode(r) }
+	} else {
+		fmt.Fprintln(stdout, benchHeader())
+	}
+	code := 0
+	byName := map[string]benchScenario{}
+	for _, s := range benchScenarios() {
+		byName[s.name] = s
+	}
+	for _, name := range c.Scenarios {
+		s := byName[name]
+		n := c.Runs
+		if s.once {
+			n = 1
+		}
+		var runs []benchResult
+		for range n {
+			r, err := s.run(ctx, c)
+			if err != nil {
+				if ctx.Err() != nil {
+					why := ""
+					if err != ctx.Err() {
+						why = ": " + oneLine(err)
+					}
+					fmt.Fprintf(stderr, "lapse bench: %s: interrupted%s\n", s.name, why)
+					return 1
+				}
+				fmt.Fprintf(stderr, "lapse bench: %s: %s\n", s.name, oneLine(err))
+				code = 1
+				break
+			}
+			r.Scenario = s.name
+			runs = append(runs, r)
+		}
+		if len(runs) == n {
+			r := medianResult(runs)
+			if n < c.Runs {
+				r.Notes = strings.TrimPrefix(r.Notes+"; run once whatever --runs says", "; ")
+			}
+			emit(r)
+		}
+	}
+	return code
+}
+
+// parseBenchFlags parses the flags of `lapse bench`.
+func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
+	var names []string
+	for _, s := range benchScenarios() {
+		names = append(names, s.name)
+	}
+	c := benchConfig{}
+	fs := flag.NewFlagSet("lapse bench", flag.ContinueOnError)
+	fs.StringVar(&c.URL, "url", "amqp://guest:guest@localhost:5672/", "AMQP 0-9-1 URL of the broker to load")
+	fs.IntVar(&c.Messages, "messages", 100000, "messages per scenario (persistent-confirm-each sends a tenth of them)")
+	fs.IntVar(&c.Size, "size", 100, "message body size in bytes")
+	scenarios := fs.String("scenarios", "all", "comma-separated scenarios to run in that order, or all: "+strings.Join(names, ", "))
+	fs.IntVar(&c.ServerPID, "server-pid", 0, "process id of the broker, whose VmRSS the memory scenario reads from /proc\n"+
+		"(for RabbitMQ the pid of beam.smp: pgrep beam.smp; without it memory reports n/a).\n"+
+		"Brokers keep and reuse memory they freed: for a true figure, run memory first on a fresh broker\n"+
+		"(--scenarios memory,all); it runs once whatever --runs says")
+	fs.BoolVar(&c.JSON, "json", false, "print one JSON object a line per scenario instead of a table")
+	fs.IntVar(&c.Runs, "runs", 1, "run each scenario this many times and report the median")
+	pos, err := parseFlags(fs, args, false, stderr)
+	if err != nil {
+		return c, err
+	}
+	switch {
+	case len(pos) > 0:
+		return c, &usageError{fmt.Sprintf("unexpected argument %q", pos[0])}
+	case c.Messages < 1:
+		return c, &usageError{"--messages must be at least 1"}
+	case c.Size < 0:
+		return c, &usageError{"--size must not be negative"}
+	case c.Runs < 1:
+		return c, &usageError{"--runs must be at least 1"}
+	case c.ServerPID < 0:
+		return c, &usageError{"--server-pid must be a process id"}
+	}
+	for _, s := range strings.Split(*scenarios, ",") {
+		s = strings.TrimSpace(s)
+		add := []string{s}
+		switch {
+		case s == "all":
+			add = names
+		case !slices.Contains(names, s):
+			return c, &usageError{fmt.Sprintf("unknown scenario %q (known: %s)", s, strings.Join(names, ", "))}
+		}
+		for _, s := range add {
+			if !slices.Contains(c.Scenarios, s) {
+				c.Scenarios = append(c.Scenarios, s)
+			}
+		}
+	}
+	return c, nil
+}
+
+// benchPreflight fails early when the broker cannot be reached or its
+// memory cannot be read, rather than once per scenario.
+func benchPreflight(c benchConfig) error {
+	conn, err := benchDial(c.URL, "preflight")
+	if err != nil {
+		return fmt.Errorf("connecting to --url: %w", err)
+	}
+	conn.Close()
+	if c.ServerPID > 0 {
+		if _, err := readRSS(c.ServerPID); err != nil {
+			return fmt.Errorf("--server-pid: %w", err)
+		}
+	}
+	return nil
+}
+
+// benchColumns lays out the table of results.
+const benchColumns = "%-24s %9s %9s  %-16s %s"
+
+// benchHeader is the first line of the table.
+func benchHeader() string {
+	return strings.TrimRight(fmt.Sprintf(benchColumns, "scenario", "messages", "seconds", "result", "notes"), " ")
+}
+
+// benchRow is r as a line of the table.
+func benchRow(r benchResult) string {
+	line := fmt.Sprintf(benchColumns, r.Scenario, strconv.Itoa(r.Messages),
+		strconv.FormatFloat(r.Seconds, 'f', 3, 64), benchValue(r.Value, r.Unit), r.Notes)
+	return strings.TrimRight(line, " ")
+}
+
+// benchValue formats a figure with its unit: milliseconds with a decimal,
+// rates and sizes without.
+func benchValue(v *float64, unit string) string {
+	if v == nil {
+		return "n/a"
+	}
+	prec := 0
+	if unit == "ms" {
+		prec = 1
+	}
+	return strconv.FormatFloat(*v, 'f', prec, 64) + " " + unit
+}
+
+// medianResult merges the runs of one scenario: the median value and the
+// median seconds, the notes of the median run and, for several runs, their
+// range.
+func medianResult(runs []benchResult) benchResult {
+	sorted := slices.Clone(runs)
+	value := func(r benchResult) float64 {
+		if r.Value == nil {
+			return 0
+		}
+		return *r.Value
+	}
+	slices.SortStableFunc(sorted, func(a, b benchResult) int { return cmp.Compare(value(a), value(b)) })
+	out := sorted[len(sorted)/2]
+	out.Runs = len(runs)
+	var secs, values []float64
+	measured := true
+	for _, r := range sorted {
+		secs = append(secs, r.Seconds)
+		if r.Value == nil {
+			measured = false
+		} else {
+			values = append(values, *r.Value)
+		}
+	}
+	slices.Sort(secs)
+	out.Seconds = benchMedian(secs)
+	if len(runs) > 1 && measured {
+		m := benchMedian(values)
+		out.Value = &m
+		spread := fmt.Sprintf("median of %d runs, %s to %s", len(runs),
+			benchValue(&values[0], out.Unit), benchValue(&values[len(values)-1], out.Unit))
+		out.Notes = strings.TrimPrefix(out.Notes+"; "+spread, "; ")
+	}
+	return out
+}
+
+// benchMedian is the middle of sorted xs, or the mean of the two middle ones.
+func benchMedian(xs []float64) float64 {
+	if len(xs)%2 == 1 {
+		return xs[len(xs)/2]
+	}
+	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
+}
+
+// readRSS returns the resident memory of process pid in bytes.
+func readRSS(pid int) (int64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	return parseVmRSS(string(b))
+}
+
+// parseVmRSS returns the VmRSS line of a /proc/PID/status file in bytes.
+func parseVmRSS(status string) (int64, error) {
+	for line := range strings.Lines(status) {
+		rest, ok := strings.CutPrefix(line, "VmRSS:")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) != 2 || f[1] != "kB" {
+			return 0, fmt.Errorf("unexpected line %q", strings.TrimSpace(line))
+		}
+		kb, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("unexpected line %q", strings.TrimSpace(line))
+		}
+		return kb * 1024, nil
+	}
+	return 0, errors.New("no VmRSS in the process status")
+}
+
+// settledRSS reads the resident memory of pid every 200 ms until two
+// readings agree within 1%, for at most 10 s; settled says whether they did.
+func settledRSS(ctx context.Context, pid int) (rss int64, settled bool, err error) {
+	prev, err := readRSS(pid)
+	if err != nil {
+		return 0, false, err
+	}
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for range 50 {
+		select {
+		case <-ctx.Done():
+			return 0, false, ctx.Err()
+		case <-tick.C:
+		}
+		cur, err := readRSS(pid)
+		if err != nil {
+			return 0, false, err
+		}
+		if d := cur - prev; d*100 <= cur && -d*100 <= cur {
+			return cur, true, nil
+		}
+		prev = cur
+	}
+	return prev, false, nil
+}
