@@ -15,7 +15,7 @@ import (
 // benchAll is every scenario in the order they run.
 var benchAll = []string{
 	"transient-autoack", "manual-ack-prefetch100", "persistent-confirms",
-	"persistent-confirm-each", "ttl-deadletter", "memory",
+	"persistent-confirm-each", "ttl-deadletter", "ttl-deadletter-consumed", "memory",
 }
 
 func TestParseBenchFlags(t *testing.T) {
