@@ -33,7 +33,7 @@ const (
 // not a lapse data folder or not readable (core.EINVALID). Open never
 // resets a data folder.
 func Open(dir string, opts Options) (*Store, error) {
-	s := &Store{folder: dir, done: make(chan struct{}), lastSeq: map[core.EntityKey]uint64{}}
+	s := &Store{folder: dir, done: make(chan struct{}), lastSeq: map[core.EntityKey]uint64{}, lastItemOp: map[itemRef]int{}}
 	s.wake = sync.NewCond(&s.mu)
 	if err := s.open(context.Background(), opts); err != nil {
 		_ = s.closeDB()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/core/storetest"
 	"go.uber.org/goleak"
@@ -234,4 +236,35 @@ func TestOpenRefusesAFileAsDataFolder(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	MustWriteFile(t, dir, []byte("a file"))
 	MustFailOpen(t, dir, core.EINVALID, `data folder "`+dir+`" cannot be made`)
+}
+
+func TestPutsSupersededInOneBatchAreSkipped(t *testing.T) {
+	s := MustOpen(t, t.TempDir())
+	k := core.EntityKey{Protocol: "test", Name: "q"}
+	item := func(seq uint64, body string) core.Op {
+		return core.Op{Kind: core.OpPutItem, Key: k, Item: &core.Item{Seq: seq, Body: []byte(body), Persistent: true}}
+	}
+	storetest.MustAppend(t, s, core.Op{Kind: core.OpPutEntity, Key: k, Entity: &core.Entity{EntityKey: k, Durable: true}})
+	batch := []pending{
+		{ops: []core.Op{item(1, "acked soon"), item(2, "first"), item(3, "kept")}},
+		{ops: []core.Op{{Kind: core.OpDeleteItem, Key: k, Seq: 1}, item(2, "second")}},
+	}
+	if got := s.supersededPuts(batch); !cmp.Equal(got, map[int]bool{0: true, 1: true}) {
+		t.Fatalf("superseded %v, want the put of item 1 and the first put of item 2", got)
+	}
+	s.connMu.Lock()
+	err := s.apply(batch)
+	s.connMu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := storetest.MustLoad(t, s)
+	var got []string
+	for _, it := range snap.Items[k] {
+		got = append(got, fmt.Sprintf("%d %s", it.Seq, it.Body))
+	}
+	last := snap.Entities[0].LastSeq
+	if !cmp.Equal(got, []string{"2 second", "3 kept"}) || last != 3 {
+		t.Fatalf("stored %q, LastSeq %d", got, last)
+	}
 }

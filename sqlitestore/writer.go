@@ -94,9 +94,20 @@ func (s *Store) applyOps(ctx context.Context, batch []pending) error {
 	st := s.stmts
 	lastSeq := s.lastSeq
 	clear(lastSeq)
+	// An item put and then put again or deleted in the same batch (a
+	// message acked soon after its publish) is written only by its last op.
+	superseded := s.supersededPuts(batch)
+	n := -1
 	for _, p := range batch {
 		for _, op := range p.ops {
+			n++
 			var err error
+			if op.Kind == core.OpPutItem && superseded[n] {
+				if op.Item.Seq > lastSeq[op.Key] {
+					lastSeq[op.Key] = op.Item.Seq
+				}
+				continue
+			}
 			switch op.Kind {
 			case core.OpPutEntity:
 				err = s.putEntity(ctx, op.Entity)
@@ -133,6 +144,46 @@ func (s *Store) applyOps(ctx context.Context, batch []pending) error {
 		}
 	}
 	return nil
+}
+
+// itemRef names one item of one entity.
+type itemRef struct {
+	key core.EntityKey
+	seq uint64
+}
+
+// supersededPuts returns, by position among the batch's ops, the OpPutItems
+// that a later OpPutItem or OpDeleteItem of the same item in the batch
+// makes useless; nil when there is none.
+func (s *Store) supersededPuts(batch []pending) map[int]bool {
+	last := s.lastItemOp
+	clear(last)
+	n := -1
+	for _, p := range batch {
+		for _, op := range p.ops {
+			n++
+			switch op.Kind {
+			case core.OpPutItem:
+				last[itemRef{op.Key, op.Item.Seq}] = n
+			case core.OpDeleteItem:
+				last[itemRef{op.Key, op.Seq}] = n
+			}
+		}
+	}
+	var out map[int]bool
+	n = -1
+	for _, p := range batch {
+		for _, op := range p.ops {
+			n++
+			if op.Kind == core.OpPutItem && last[itemRef{op.Key, op.Item.Seq}] != n {
+				if out == nil {
+					out = map[int]bool{}
+				}
+				out[n] = true
+			}
+		}
+	}
+	return out
 }
 
 func opName(op core.Op) string {
