@@ -7,44 +7,53 @@ import (
 )
 
 // Entity names. Everything the front-end keeps is a core entity of protocol
-// core.RabbitMQ. Names are escaped so that no two objects share one: a
-// vhost, queue or exchange name has its '%', '/' and ':' written as %25,
-// %2F and %3A, the way the management API's URLs write the default vhost.
+// core.RabbitMQ. A queue's name is its vhost, a slash and its own name, the
+// default vhost "/" written as nothing, so that the control API's URL of
+// queue orders is /api/entities/rabbitmq//orders/items. Other objects have
+// a kind prefix. In the vhost part '%', '/' and ':' are written %25, %2F
+// and %3A, so no two objects share a name:
 //
-//	vhost "/"                      vhost:%2F
-//	queue "orders" in "/"          %2F/orders
-//	exchange "logs" in "/"         %2F/exchange/logs
-//	policy "ttl" in "/"            %2F/policy/ttl
-//	operator policy "cap" in "/"   %2F/operator-policy/cap
+//	queue "orders" in "/"          /orders
+//	queue "orders" in "shop"       shop/orders
+//	exchange "logs" in "/"         exchange:/logs
+//	policy "ttl" in "/"            policy:/ttl
+//	operator policy "cap" in "/"   operator-policy:/cap
+//	vhost "/"                      vhost:/
 //
-// A queue name is the only one with a single unescaped '/'.
+// (A queue's vhost part has no ':', so no queue name starts like the others.)
 
 var nameEscaper = strings.NewReplacer("%", "%25", "/", "%2F", ":", "%3A")
 
-func escapeName(s string) string { return nameEscaper.Replace(s) }
+// vhostPart is how a vhost starts the names of what is in it.
+func vhostPart(vhost string) string {
+	if vhost == vhostDefault {
+		return ""
+	}
+	return nameEscaper.Replace(vhost)
+}
 
 // queueKey is the core entity of a queue.
 func queueKey(vhost, name string) core.EntityKey {
-	return core.EntityKey{Protocol: core.RabbitMQ, Name: escapeName(vhost) + "/" + escapeName(name)}
+	return core.EntityKey{Protocol: core.RabbitMQ, Name: vhostPart(vhost) + "/" + name}
 }
 
 // exchangeKey is the core entity of an exchange.
 func exchangeKey(vhost, name string) core.EntityKey {
-	return core.EntityKey{Protocol: core.RabbitMQ, Name: escapeName(vhost) + "/exchange/" + escapeName(name)}
+	return core.EntityKey{Protocol: core.RabbitMQ, Name: "exchange:" + vhostPart(vhost) + "/" + name}
 }
 
 // policyKey is the core entity of a policy or operator policy.
 func policyKey(vhost, name string, operator bool) core.EntityKey {
-	kind := "/policy/"
+	kind := "policy:"
 	if operator {
-		kind = "/operator-policy/"
+		kind = "operator-policy:"
 	}
-	return core.EntityKey{Protocol: core.RabbitMQ, Name: escapeName(vhost) + kind + escapeName(name)}
+	return core.EntityKey{Protocol: core.RabbitMQ, Name: kind + vhostPart(vhost) + "/" + name}
 }
 
 // vhostKey is the core entity of a vhost.
 func vhostKey(vhost string) core.EntityKey {
-	return core.EntityKey{Protocol: core.RabbitMQ, Name: "vhost:" + escapeName(vhost)}
+	return core.EntityKey{Protocol: core.RabbitMQ, Name: "vhost:" + vhost}
 }
 
 // The entity kinds.
