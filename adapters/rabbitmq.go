@@ -354,7 +354,8 @@ func ParseRabbitExpiration(expiration string) (core.TTL, error) {
 		end++
 	}
 	fail := func(term any) (core.TTL, error) {
-		return core.NoTTL, rabbitPrecondition("invalid expiration '%s': %s", expiration, erlangP(term))
+		prefix := "invalid expiration '" + expiration + "': "
+		return core.NoTTL, rabbitPrecondition("%s%s", prefix, erlangPAt(term, len(prefix)))
 	}
 	if end == start {
 		return fail(erlAtom("no_integer"))

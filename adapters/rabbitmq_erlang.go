@@ -38,6 +38,29 @@ type erlMap map[string]any
 
 // erlangP formats a term as io_lib:format's ~p does. Integers are int64 or
 // *big.Int, floats float64.
+// erlangPAt prints t as ~p does when it starts at column col of the line:
+// a tuple that does not fit in Erlang's 80 columns has its elements after
+// the first on lines of their own, indented under the first (io_lib_pretty),
+// as in "{value_too_large,\n" + 44 spaces + "99999999999999999999}".
+func erlangPAt(t any, col int) string {
+	flat := erlangP(t)
+	tup, ok := t.(erlTuple)
+	if !ok || len(tup) < 2 || col+len(flat) <= 80 {
+		return flat
+	}
+	var b strings.Builder
+	b.WriteString("{")
+	for i, e := range tup {
+		if i > 0 {
+			b.WriteString(",\n")
+			b.WriteString(strings.Repeat(" ", col+1))
+		}
+		b.WriteString(erlangP(e))
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
 func erlangP(t any) string {
 	var b strings.Builder
 	writeTerm(&b, t)

@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -244,7 +245,7 @@ func TestParseRabbitExpiration(t *testing.T) {
 		// rule: RB-11
 		{"315360000001", 0, "{value_too_large,315360000001}"},
 		// rule: RB-11
-		{"99999999999999999999", 0, "{value_too_large,99999999999999999999}"},
+		{"99999999999999999999", 0, "{value_too_large,\n" + strings.Repeat(" ", 44) + "99999999999999999999}"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -360,5 +361,18 @@ func TestErlangFloat(t *testing.T) {
 		if got := erlangFloat(f); got != want {
 			t.Errorf("erlangFloat(%v) = %q, want %q", f, got, want)
 		}
+	}
+}
+
+func TestExpirationTextWrapsAsErlangDoes_RB11(t *testing.T) {
+	// ~p breaks a term that would run past column 80 (observed on 3.10.8).
+	_, err := ParseRabbitExpiration("99999999999999999999")
+	want := "invalid expiration '99999999999999999999': {value_too_large,\n" + strings.Repeat(" ", 44) + "99999999999999999999}"
+	if got := core.ErrorMessage(err); got != want {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+	_, err = ParseRabbitExpiration("315360000001")
+	if got := core.ErrorMessage(err); got != "invalid expiration '315360000001': {value_too_large,315360000001}" {
+		t.Fatalf("short term wrapped: %q", got)
 	}
 }

@@ -123,11 +123,16 @@ func (x *item) reason(p *Policy) string {
 // runDue fires every timer due at or before now, in due order.
 func (e *Engine) runDue(now time.Time) {
 	n := now.UnixNano()
+	// What a timer makes happen happens at its due time: an item it
+	// dead-letters is enqueued then, so that a chain of expiries plays out
+	// as the time passed even when the clock jumps over all of it.
+	defer func() { e.at = time.Time{} }()
 	for {
 		t, ok := e.timers.min()
 		if !ok || t.at > n {
 			return
 		}
+		e.at = time.Unix(0, t.at).UTC()
 		e.timers.remove(t)
 		switch t.kind {
 		case timerExpire:
@@ -168,7 +173,7 @@ func (e *Engine) expire(x *item, now time.Time, rule string) {
 // handOver runs a protocol's DeadLetterFunc for an item already removed.
 func (e *Engine) handOver(fn DeadLetterFunc, ent *entity, x *item, why DeadLetterReason) {
 	ent.deadLettered++
-	tx := &Tx{e: e, now: e.now}
+	tx := &Tx{e: e, now: e.applying()}
 	cp := x.Item
 	cp.Reason = x.reason(&ent.Policy)
 	// It leaves as a new message would arrive: active, unlocked, unscheduled.

@@ -29,6 +29,17 @@ type Engine struct {
 	// change the engine made before it is durable.
 	lastCommit *Commit
 	now        time.Time
+	// at is, while runDue applies a timer, its due time; zero otherwise.
+	at time.Time
+}
+
+// applying is the time the engine's current change happens: the due time
+// of the timer being applied, else now.
+func (e *Engine) applying() time.Time {
+	if !e.at.IsZero() {
+		return e.at
+	}
+	return e.now
 }
 
 // Config configures an Engine.

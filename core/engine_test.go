@@ -536,6 +536,7 @@ func TestRecoveryAppliesExpiriesDueWhileDown_RB13(t *testing.T) {
 		if recovered == nil {
 			t.Error("dead-lettering before the front-end got its entities (Recovered)")
 		}
+		it.TTL = core.NoTTL // as RabbitMQ drops the expiration of a dead letter
 		tx.Enqueue(dlq, it)
 	}, Recovered: func(ents []core.Entity) {
 		for _, en := range ents {

@@ -35,7 +35,7 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 		State: it.State, ScheduledAt: it.ScheduledAt, LockedUntil: it.LockedUntil,
 		DeliveryCount: it.DeliveryCount,
 	}}
-	now := e.now
+	now := e.applying()
 	switch x.State {
 	case Active, Locked:
 		x.ScheduledAt = time.Time{}

@@ -1,7 +1,9 @@
 package core_test
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/lapse-emulator/lapse/core"
@@ -78,5 +80,29 @@ func TestEnqueueHanded_RB4(t *testing.T) {
 	}
 	if got := f.drain(p); !cmp.Equal(got, []string{"first", "second"}) {
 		t.Fatalf("drained %q", got)
+	}
+}
+
+func TestChainedExpiriesHappenAtTheirDueTimes_EM1(t *testing.T) {
+	// q1 (1 min) dead-letters into q2 (1 min), which dead-letters into q3:
+	// one advance of 5 minutes plays the chain out as if time had passed.
+	f := MustFixture(t)
+	p := ttlPolicy(time.Minute)
+	p.OnExpire = core.DeadLetter
+	q1, q2 := f.MustCreate("q1", p), f.MustCreate("q2", p)
+	q3 := f.MustCreate("q3", core.Policy{})
+	next := map[string]core.EntityKey{"q1": q2, "q2": q3}
+	var times []string
+	f.e.Register("test", core.ProtocolHooks{DeadLetter: func(tx *core.Tx, from *core.Entity, it core.Item, why core.DeadLetterReason) {
+		times = append(times, fmt.Sprintf("%s %s", from.Name, tx.Now().Sub(t0)))
+		tx.Enqueue(next[from.Name], it)
+	}})
+	f.MustEnqueue(q1, body("m"))
+	f.advance(5 * time.Minute)
+	if d := cmp.Diff([]string{"q1 1m0s", "q2 2m0s"}, times); d != "" {
+		t.Fatalf("dead-lettered at (-want +got):\n%s", d)
+	}
+	if got := f.drain(q3); !cmp.Equal(got, []string{"m"}) {
+		t.Fatalf("q3 holds %q", got)
 	}
 }
