@@ -48,6 +48,9 @@ func DefaultUser() User {
 
 // checkPassword reports whether password is the user's.
 func (u *User) checkPassword(password string) bool {
+	if password == "" {
+		return false // RabbitMQ refuses blank passwords
+	}
 	if u.PasswordHash == "" {
 		return subtle.ConstantTimeCompare([]byte(u.Password), []byte(password)) == 1
 	}

@@ -54,7 +54,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	s.nconn++
 	id := s.nconn
 	s.connsMu.Unlock()
-	return &conn{s: s, nc: nc, log: s.log.With("conn", id, "remote", nc.RemoteAddr().String()),
+	return &conn{s: s, nc: nc, log: s.log().With("conn", id, "remote", nc.RemoteAddr().String()),
 		r: wire.NewReader(nc), w: newFrameWriter(nc), channels: map[uint16]*channel{},
 		frameMax: serverFrameMax, closed: make(chan struct{})}
 }

@@ -58,11 +58,16 @@ func (ch *channel) consume(m *wire.BasicConsume) error {
 	ch.mu.Lock()
 	ch.consumers[tag] = cs
 	ch.mu.Unlock()
+	// The consumer takes its place in the queue's round robin now, in the
+	// order consumers were made, but gets nothing before its consume-ok.
+	cs.waiting.Store(true)
+	q.addConsumer(cs)
+	c.s.e.Consumers(c.s.now(), q.key, 1)
 	if !m.NoWait {
 		ch.send(&wire.BasicConsumeOk{ConsumerTag: tag})
 	}
-	c.s.e.Consumers(c.s.now(), q.key, 1)
-	q.addConsumer(cs)
+	cs.waiting.Store(false)
+	q.signal()
 	return nil
 }
 
@@ -144,7 +149,7 @@ func (ch *channel) deliver(cs *consumer, q *queue, it core.Item) {
 	}
 	if b, ok := ch.c.w.begin(); ok {
 		b = wire.AppendDeliver(b, ch.id, cs.tag, tag, it.DeliveryCount > 1, m.exchange, m.key)
-		ch.c.w.end(wire.AppendContent(b, ch.id, wire.ClassBasic, m.props, it.Body, ch.c.frameMax))
+		ch.c.w.end(wire.AppendContent(b, ch.id, wire.ClassBasic, q.deliveryProps(m.props, &it), it.Body, ch.c.frameMax))
 	}
 	ch.mu.Unlock()
 }
@@ -192,7 +197,7 @@ func (ch *channel) get(m *wire.BasicGet) error {
 		RoutingKey: string(meta.key), MessageCount: uint32(cnt.Active)}
 	ch.c.w.write(func(b []byte) []byte {
 		b = wire.AppendMethodFrame(b, ch.id, &ok)
-		return wire.AppendContent(b, ch.id, wire.ClassBasic, meta.props, it.Body, ch.c.frameMax)
+		return wire.AppendContent(b, ch.id, wire.ClassBasic, q.deliveryProps(meta.props, &it), it.Body, ch.c.frameMax)
 	})
 	ch.mu.Unlock()
 	return nil
@@ -310,4 +315,22 @@ func (ch *channel) recover(requeue bool) error {
 	ds, _ := ch.collect(0, true, true)
 	ch.apply(ds, settleRequeue)
 	return nil
+}
+
+// deliveryProps are the properties a message is delivered with: as
+// published, except that a quorum queue adds the x-delivery-count header,
+// how many times it was delivered before (RabbitMQ 3.10's rabbit_fifo).
+func (q *queue) deliveryProps(props []byte, it *core.Item) []byte {
+	if st := q.settings.Load(); st == nil || st.Type != "quorum" {
+		return props
+	}
+	p, err := wire.DecodeProperties(props)
+	if err != nil {
+		return props
+	}
+	if p.Headers == nil {
+		p.Headers = map[string]any{}
+	}
+	p.Headers["x-delivery-count"] = int64(max(it.DeliveryCount, 1) - 1)
+	return p.Append(nil)
 }

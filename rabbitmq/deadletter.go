@@ -32,13 +32,15 @@ func (s *Server) deadLetter(tx *core.Tx, from *core.Entity, it core.Item, why co
 	// Messages dead-lettered together are mostly alike (a bulk expiry): the
 	// same Meta, reason and second give the same result, computed once.
 	now := tx.Now()
+	// A dead letter is a new message in its new queue: never delivered yet.
+	it.DeliveryCount = 0
 	c := &q.dl
 	if c.ok && c.settings == stp && c.version == s.version && c.reason == why.Code &&
 		c.second == now.Unix() && bytes.Equal(c.in, it.Meta) {
 		it.Meta, it.TTL = c.out, core.NoTTL
 		for _, target := range c.targets {
 			if _, err := tx.Enqueue(target.key, it); err != nil {
-				s.log.Warn("dead-lettering failed", "queue", target.name, "err", err)
+				s.log().Warn("dead-lettering failed", "queue", target.name, "err", err)
 			}
 		}
 		return
@@ -82,12 +84,12 @@ func (s *Server) deadLetter(tx *core.Tx, from *core.Entity, it core.Item, why co
 	deaths, _ := props.Headers["x-death"].([]any)
 	for _, target := range r.queues {
 		if isCycle(target.name, deaths) {
-			s.log.Warn("dead-letter cycle: message dropped", "queue", target.name, "vhost", q.vhost)
+			s.log().Warn("dead-letter cycle: message dropped", "queue", target.name, "vhost", q.vhost)
 			continue
 		}
 		c.targets = append(c.targets, target)
 		if _, err := tx.Enqueue(target.key, it); err != nil {
-			s.log.Warn("dead-lettering failed", "queue", target.name, "err", err)
+			s.log().Warn("dead-lettering failed", "queue", target.name, "err", err)
 		}
 	}
 }

@@ -55,6 +55,11 @@ func (s *Server) deleteVhost(name string) error {
 	s.lockTopo()
 	vh := s.vhosts[name]
 	delete(s.vhosts, name)
+	if vh != nil {
+		for _, q := range vh.queues {
+			delete(s.byKey, q.key)
+		}
+	}
 	s.mu.Unlock()
 	s.topoMu.Unlock()
 	if vh == nil {

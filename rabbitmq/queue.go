@@ -65,12 +65,13 @@ type consumer struct {
 	prefetch  int64 // the channel's per-consumer prefetch count when it was made; 0 for none
 	unacked   atomic.Int64
 	cancelled atomic.Bool
+	waiting   atomic.Bool // made, but its consume-ok is not sent yet
 }
 
 // reserve takes room for one delivery under the consumer's and its
 // channel's prefetch limits.
 func (c *consumer) reserve() bool {
-	if c.cancelled.Load() || !c.ch.active.Load() {
+	if c.cancelled.Load() || c.waiting.Load() || !c.ch.active.Load() {
 		return false
 	}
 	if c.noAck {

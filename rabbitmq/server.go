@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lapse-emulator/lapse/core"
@@ -28,9 +29,9 @@ type Config struct {
 // Server is the RabbitMQ front-end: the broker state (vhosts, exchanges,
 // bindings, queues and their consumers) and the AMQP 0-9-1 connections.
 type Server struct {
-	cfg Config
-	log *slog.Logger
-	e   *core.Engine
+	cfg  Config
+	logp atomic.Pointer[slog.Logger]
+	e    *core.Engine
 
 	// topoMu serializes the changes clients make to the topology; it may be
 	// held while calling the engine, and no engine hook takes it.
@@ -64,13 +65,13 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{
 		cfg:     cfg,
-		log:     log,
 		e:       cfg.Engine,
 		vhosts:  map[string]*vhost{},
 		byKey:   map[core.EntityKey]*queue{},
 		users:   map[string]*User{},
 		closing: make(chan struct{}),
 	}
+	s.logp.Store(log)
 	users := cfg.Users
 	if users == nil {
 		users = []User{DefaultUser()}
@@ -184,3 +185,8 @@ func (s *Server) lockTopo() {
 	s.mu.Lock()
 	s.version++
 }
+
+// SetLogger replaces the server's logger, for connections opened afterwards.
+func (s *Server) SetLogger(l *slog.Logger) { s.logp.Store(l) }
+
+func (s *Server) log() *slog.Logger { return s.logp.Load() }
