@@ -34,10 +34,10 @@ func TestHealthzAndInfo(t *testing.T) {
 	}
 	want := dashboard.Info{Version: "dev", Listeners: map[string]dashboard.Listener{
 		"control":            {Addr: m.Control.Addr().String(), Served: true},
-		"amqp":               {Addr: ":0"},
+		"amqp":               {Addr: m.amqp.Addr().String(), Served: true},
 		"cosmos":             {Addr: ":0"},
 		"servicebusAdmin":    {Addr: ":0"},
-		"rabbitmqManagement": {Addr: ":0"},
+		"rabbitmqManagement": {Addr: m.management.Addr().String(), Served: true},
 	}}
 	if diff := cmp.Diff(want, info); diff != "" {
 		t.Errorf("/api/info (-want +got):\n%s", diff)
@@ -99,7 +99,7 @@ func TestAdvanceExpiresItemWithEvent_EM1_EM2(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 	var ents []dashboard.EntityView
-	if got := a.get("/api/entities", &ents); got != 200 || len(ents) != 1 || ents[0].NextDue != nil {
+	if got := a.get("/api/entities", &ents); got != 200 || len(userEntities(ents)) != 1 || userEntities(ents)[0].NextDue != nil {
 		t.Errorf("entities after: %d %+v", got, ents)
 	}
 }
@@ -156,7 +156,7 @@ func TestRestartKeepsStoredItemsAndExpiresDowntime_RB13_EM3(t *testing.T) {
 	var ents []dashboard.EntityView
 	a.get("/api/entities", &ents)
 	var names []string
-	for _, e := range ents {
+	for _, e := range userEntities(ents) {
 		names = append(names, e.Name)
 	}
 	if diff := cmp.Diff([]string{"/orders"}, names); diff != "" {
@@ -288,7 +288,7 @@ func TestMemoryDataKeepsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	m = MustStart(t, "--data", ":memory:")
-	if ents := m.Engine.Entities(m.Clock.Now(), ""); len(ents) != 0 {
+	if ents := userEngineEntities(m.Engine.Entities(m.Clock.Now(), "")); len(ents) != 0 {
 		t.Errorf("a new :memory: lapse has %d entities", len(ents))
 	}
 }
@@ -393,14 +393,42 @@ func TestReset(t *testing.T) {
 		t.Fatalf("reset: %d %v", status, got)
 	}
 	var ents []dashboard.EntityView
-	if a.get("/api/entities", &ents); len(ents) != 0 {
+	if a.get("/api/entities", &ents); len(userEntities(ents)) != 0 {
 		t.Errorf("entities after reset: %+v", ents)
 	}
 	if err := m.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	m = MustStart(t, "--data", dir)
-	if ents := m.Engine.Entities(m.Clock.Now(), ""); len(ents) != 0 {
+	if ents := userEngineEntities(m.Engine.Entities(m.Clock.Now(), "")); len(ents) != 0 {
 		t.Errorf("entities after reset and restart: %+v", ents)
 	}
+}
+
+// brokerDefault reports whether an entity is one every RabbitMQ has: the
+// vhost "/" and its amq.* exchanges.
+func brokerDefault(protocol, kind, name string) bool {
+	return protocol == core.RabbitMQ && (name == "vhost:/" || kind == "exchange" && strings.HasPrefix(name, "exchange:/amq."))
+}
+
+// userEntities drops the broker's defaults from a control API listing.
+func userEntities(ents []dashboard.EntityView) []dashboard.EntityView {
+	var out []dashboard.EntityView
+	for _, e := range ents {
+		if !brokerDefault(e.Protocol, e.Kind, e.Name) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// userEngineEntities drops the broker's defaults from the engine's entities.
+func userEngineEntities(ents []core.EntityInfo) []core.EntityInfo {
+	var out []core.EntityInfo
+	for _, e := range ents {
+		if !brokerDefault(e.Protocol, e.Kind, e.Name) {
+			out = append(out, e)
+		}
+	}
+	return out
 }

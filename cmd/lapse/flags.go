@@ -57,14 +57,14 @@ func envString(fs *flag.FlagSet, getenv func(string) string, p *string, name, de
 func newServeFlags(c *Config, logLevel *string, getenv func(string) string) *flag.FlagSet {
 	fs := flag.NewFlagSet("lapse serve", flag.ContinueOnError)
 	envString(fs, getenv, &c.Data, "data", "./lapse-data", `data folder (one SQLite file inside); ":memory:" keeps nothing`)
-	envString(fs, getenv, &c.AMQPAddr, "amqp-addr", ":5672", "AMQP 1.0 (Service Bus) and 0-9-1 (RabbitMQ) address [not served yet]")
+	envString(fs, getenv, &c.AMQPAddr, "amqp-addr", ":5672", "AMQP address: 0-9-1 (RabbitMQ) served; 1.0 (Service Bus) to come")
 	envString(fs, getenv, &c.CosmosAddr, "cosmos-addr", ":8081", "Cosmos DB REST address [not served yet]")
 	envString(fs, getenv, &c.ServiceBusAdminAddr, "servicebus-admin-addr", ":5300", "Service Bus administration address [not served yet]")
-	envString(fs, getenv, &c.RabbitMQManagementAddr, "rabbitmq-management-addr", ":15672", "RabbitMQ management API address [not served yet]")
+	envString(fs, getenv, &c.RabbitMQManagementAddr, "rabbitmq-management-addr", ":15672", "RabbitMQ management HTTP API address")
 	envString(fs, getenv, &c.ControlAddr, "control-addr", ":8080", "control API and /healthz address")
 	envString(fs, getenv, &c.Clock, "clock", "real", `"real", or "frozen" to start frozen at the current time`)
 	envString(fs, getenv, &c.ServiceBusConfig, "servicebus-config", "", "Service Bus emulator Config.json declaring entities")
-	envString(fs, getenv, &c.RabbitMQDefinitions, "rabbitmq-definitions", "", "RabbitMQ definitions.json declaring entities")
+	envString(fs, getenv, &c.RabbitMQDefinitions, "rabbitmq-definitions", "", "RabbitMQ definitions.json to declare at start (users, vhosts, permissions, policies, queues, exchanges, bindings)")
 	envString(fs, getenv, &c.CosmosConfig, "cosmos-config", "", "JSON file of Cosmos databases and containers")
 	envString(fs, getenv, logLevel, "log-level", "info", "debug, info, warn or error")
 	return fs

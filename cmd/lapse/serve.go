@@ -33,7 +33,8 @@ type Main struct {
 	Control *dashboard.Server
 	Rabbit  *rabbitmq.Server
 
-	amqp *amqpListener
+	amqp       *amqpListener
+	management *rabbitmq.Management
 
 	store  store
 	runner *runner
@@ -79,6 +80,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if err := m.Rabbit.Start(); err != nil {
 		return err
 	}
+	if err := m.loadDefinitions(); err != nil {
+		return err
+	}
 
 	m.Control = dashboard.NewServer(dashboard.Config{
 		Addr:    m.Config.ControlAddr,
@@ -96,6 +100,12 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	log.Info("listening", "listener", "amqp", "addr", m.amqp.Addr().String())
+	m.management = rabbitmq.NewManagement(rabbitmq.ManagementConfig{Addr: m.Config.RabbitMQManagementAddr,
+		Server: m.Rabbit, Logger: log.With("listener", "rabbitmqManagement"), AMQPAddr: m.amqp.Addr})
+	if err := m.management.Open(); err != nil {
+		return err
+	}
+	log.Info("listening", "listener", "rabbitmqManagement", "addr", m.management.Addr().String())
 	for _, l := range m.planned() {
 		log.Info("not served yet", "listener", l.name, "addr", l.addr)
 	}
@@ -107,6 +117,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 // which finishes its in-flight commits. It is safe to call twice.
 func (m *Main) Close(ctx context.Context) error {
 	var errs []error
+	if m.management != nil {
+		errs = append(errs, m.management.Close(ctx))
+	}
 	if m.amqp != nil {
 		errs = append(errs, m.amqp.Close(ctx))
 	}
@@ -131,7 +144,6 @@ func (m *Main) planned() []plannedListener {
 	return []plannedListener{
 		{"cosmos", m.Config.CosmosAddr},
 		{"servicebusAdmin", m.Config.ServiceBusAdminAddr},
-		{"rabbitmqManagement", m.Config.RabbitMQManagementAddr},
 	}
 }
 
@@ -145,6 +157,9 @@ func (m *Main) info() dashboard.Info {
 	if m.amqp != nil {
 		ls["amqp"] = dashboard.Listener{Addr: m.amqp.Addr().String(), Served: true}
 	}
+	if m.management != nil {
+		ls["rabbitmqManagement"] = dashboard.Listener{Addr: m.management.Addr().String(), Served: true}
+	}
 	for _, l := range m.planned() {
 		ls[l.name] = dashboard.Listener{Addr: l.addr}
 	}
@@ -154,5 +169,25 @@ func (m *Main) info() dashboard.Info {
 // declareConfigured declares again what every broker has and the entities
 // of the configuration files after POST /api/reset dropped everything.
 func (m *Main) declareConfigured(ctx context.Context) error {
-	return m.Rabbit.Reset()
+	if err := m.Rabbit.Reset(); err != nil {
+		return err
+	}
+	return m.loadDefinitions()
+}
+
+// loadDefinitions declares what --rabbitmq-definitions holds, if given:
+// RabbitMQ's definitions.json, merged into what the data folder kept.
+func (m *Main) loadDefinitions() error {
+	if m.Config.RabbitMQDefinitions == "" {
+		return nil
+	}
+	f, err := os.Open(m.Config.RabbitMQDefinitions)
+	if err != nil {
+		return fmt.Errorf("--rabbitmq-definitions: %w", err)
+	}
+	defer f.Close()
+	if err := m.Rabbit.LoadDefinitions(f); err != nil {
+		return fmt.Errorf("--rabbitmq-definitions %s: %w", m.Config.RabbitMQDefinitions, err)
+	}
+	return nil
 }
