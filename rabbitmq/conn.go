@@ -121,6 +121,9 @@ func (c *conn) fail(err error) {
 		return
 	}
 	c.log.Info("closing connection", "code", ae.code, "text", ae.text)
+	// Channels, consumers and exclusive queues go before the client hears
+	// of the close, as in RabbitMQ: what it does next sees them gone.
+	c.teardown()
 	c.closeWith(ae)
 }
 

@@ -63,11 +63,18 @@ func (ch *channel) consume(m *wire.BasicConsume) error {
 	cs.waiting.Store(true)
 	q.addConsumer(cs)
 	c.s.e.Consumers(c.s.now(), q.key, 1)
+	// Deliveries are written under ch.mu: holding it while the consume-ok
+	// goes out keeps any delivery behind it, and the consumer is ready
+	// before the client can know of it.
+	ch.mu.Lock()
+	cs.waiting.Store(false)
 	if !m.NoWait {
 		ch.send(&wire.BasicConsumeOk{ConsumerTag: tag})
 	}
-	cs.waiting.Store(false)
-	q.signal()
+	ch.mu.Unlock()
+	// As in RabbitMQ, ready messages go to the new consumer before the
+	// connection's next method is handled.
+	q.drain()
 	return nil
 }
 

@@ -196,27 +196,55 @@ func (q *queue) run() {
 // once the queue has no consumers or is deleted.
 func (q *queue) dispatch() bool {
 	for {
-		c := q.pick()
-		if c == nil {
-			q.mu.Lock()
-			defer q.mu.Unlock()
-			if len(q.consumers) == 0 || q.deleted {
-				q.running = false
-				return false
-			}
+		switch q.step() {
+		case stepDelivered:
+			continue
+		case stepEmpty:
 			return true
 		}
-		if !q.deliverOne(c) {
-			c.unreserve()
-			return true
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		if len(q.consumers) == 0 || q.deleted {
+			q.running = false
+			return false
 		}
+		return true
 	}
 }
 
-// deliverOne hands the queue's head to c; false when the queue is empty.
-func (q *queue) deliverOne(c *consumer) bool {
+// drain delivers what it can now, in the caller's goroutine.
+func (q *queue) drain() {
+	for q.step() == stepDelivered {
+	}
+}
+
+// What one step of delivery did.
+const (
+	stepDelivered = iota // a message went to a consumer
+	stepEmpty            // a consumer had room, the queue had no message
+	stepNoRoom           // no consumer had room
+)
+
+// step delivers the queue's head to the next consumer with room. Room is
+// reserved only under dmu, so a publish handing its message over (which
+// holds dmu) never finds a consumer full for a moment.
+func (q *queue) step() int {
 	q.dmu.Lock()
 	defer q.dmu.Unlock()
+	c := q.pick()
+	if c == nil {
+		return stepNoRoom
+	}
+	if !q.deliverOne(c) {
+		c.unreserve()
+		return stepEmpty
+	}
+	return stepDelivered
+}
+
+// deliverOne hands the queue's head to c; false when the queue is empty.
+// Callers hold dmu.
+func (q *queue) deliverOne(c *consumer) bool {
 	now := q.s.now()
 	var (
 		it    core.Item
