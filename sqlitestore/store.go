@@ -65,10 +65,12 @@ type Store struct {
 	lastSeq map[core.EntityKey]uint64 // the writer's scratch: highest Seq put per entity in a batch
 	// lastItemOp is the writer's scratch: the position of each item's last op in a batch.
 	lastItemOp map[itemRef]int
-	txs        atomic.Uint64 // transactions committed, for the benchmarks
-	done       chan struct{} // closed when the writer goroutine ends
-	closeOnce  sync.Once
-	closeErr   error
+	// writes is the writer's scratch: a batch's item writes.
+	writes    itemWrites
+	txs       atomic.Uint64 // transactions committed, for the benchmarks
+	done      chan struct{} // closed when the writer goroutine ends
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // pending is one Append waiting for the writer.

@@ -249,7 +249,7 @@ func TestPutsSupersededInOneBatchAreSkipped(t *testing.T) {
 		{ops: []core.Op{item(1, "acked soon"), item(2, "first"), item(3, "kept")}},
 		{ops: []core.Op{{Kind: core.OpDeleteItem, Key: k, Seq: 1}, item(2, "second")}},
 	}
-	if got := s.supersededPuts(batch); !cmp.Equal(got, map[int]bool{0: true, 1: true}) {
+	if got := s.supersededItemOps(batch); !cmp.Equal(got, map[int]bool{0: true, 1: true}) {
 		t.Fatalf("superseded %v, want the put of item 1 and the first put of item 2", got)
 	}
 	s.connMu.Lock()
@@ -266,5 +266,41 @@ func TestPutsSupersededInOneBatchAreSkipped(t *testing.T) {
 	last := snap.Entities[0].LastSeq
 	if !cmp.Equal(got, []string{"2 second", "3 kept"}) || last != 3 {
 		t.Fatalf("stored %q, LastSeq %d", got, last)
+	}
+}
+
+func TestItemWritesInMultiRowStatements(t *testing.T) {
+	s := MustOpen(t, t.TempDir())
+	a := core.EntityKey{Protocol: "test", Name: "a"}
+	missing := core.EntityKey{Protocol: "test", Name: "not stored"}
+	storetest.MustAppend(t, s, core.Op{Kind: core.OpPutEntity, Key: a, Entity: &core.Entity{EntityKey: a, Durable: true}})
+	put := func(k core.EntityKey, seq uint64) core.Op {
+		return core.Op{Kind: core.OpPutItem, Key: k, Item: &core.Item{Seq: seq, Body: []byte(fmt.Sprint(seq)), Persistent: true}}
+	}
+	var first []core.Op
+	for seq := uint64(1); seq <= 100; seq++ {
+		first = append(first, put(a, seq))
+	}
+	storetest.MustAppend(t, s, first...)
+	// One batch: 150 more puts (chunks of 64, 64, 16, 4, 2), deletes of
+	// items 1..70 (64, 4, 2) and puts for an entity that is not stored.
+	var second []core.Op
+	for seq := uint64(101); seq <= 250; seq++ {
+		second = append(second, put(a, seq), put(missing, seq))
+	}
+	for seq := uint64(1); seq <= 70; seq++ {
+		second = append(second, core.Op{Kind: core.OpDeleteItem, Key: a, Seq: seq})
+	}
+	storetest.MustAppend(t, s, second...)
+	snap := storetest.MustLoad(t, s)
+	got := snap.Items[a]
+	if len(got) != 180 || got[0].Seq != 71 || got[179].Seq != 250 || string(got[179].Body) != "250" {
+		t.Fatalf("%d items from %d to %d", len(got), got[0].Seq, got[len(got)-1].Seq)
+	}
+	if n := len(snap.Items[missing]); n != 0 {
+		t.Fatalf("%d items stored for an entity that is not", n)
+	}
+	if en, _ := snap.Entity(a); en.LastSeq != 250 {
+		t.Fatalf("LastSeq %d", en.LastSeq)
 	}
 }

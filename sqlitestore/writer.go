@@ -94,19 +94,35 @@ func (s *Store) applyOps(ctx context.Context, batch []pending) error {
 	st := s.stmts
 	lastSeq := s.lastSeq
 	clear(lastSeq)
-	// An item put and then put again or deleted in the same batch (a
-	// message acked soon after its publish) is written only by its last op.
-	superseded := s.supersededPuts(batch)
+	// An item written more than once in the batch (a message put, then
+	// deleted when acked soon after its publish) is written only by its
+	// last op. Item ops between two entity ops then touch distinct items,
+	// so they go in any order: by entity, in multi-row statements.
+	superseded := s.supersededItemOps(batch)
+	w := &s.writes
+	w.reset()
 	n := -1
 	for _, p := range batch {
 		for _, op := range p.ops {
 			n++
 			var err error
-			if op.Kind == core.OpPutItem && superseded[n] {
-				if op.Item.Seq > lastSeq[op.Key] {
+			switch op.Kind {
+			case core.OpPutItem:
+				if op.Item.Seq > lastSeq[op.Key] && superseded[n] {
 					lastSeq[op.Key] = op.Item.Seq
 				}
+				if !superseded[n] {
+					w.put(op.Key, op.Item)
+				}
 				continue
+			case core.OpDeleteItem:
+				if !superseded[n] {
+					w.del(op.Key, op.Seq)
+				}
+				continue
+			}
+			if err := s.flushItems(ctx, w, lastSeq); err != nil {
+				return err
 			}
 			switch op.Kind {
 			case core.OpPutEntity:
@@ -117,14 +133,6 @@ func (s *Store) applyOps(ctx context.Context, batch []pending) error {
 				if err == nil {
 					_, err = st.deleteEntity.ExecContext(ctx, op.Key.Protocol, op.Key.Name)
 				}
-			case core.OpPutItem:
-				var put bool
-				put, err = s.putItem(ctx, op.Key, op.Item)
-				if put && op.Item.Seq > lastSeq[op.Key] {
-					lastSeq[op.Key] = op.Item.Seq
-				}
-			case core.OpDeleteItem:
-				_, err = st.deleteItem.ExecContext(ctx, op.Key.Protocol, op.Key.Name, int64(op.Seq))
 			case core.OpReset:
 				clear(lastSeq)
 				_, err = st.deleteAllItems.ExecContext(ctx)
@@ -136,6 +144,9 @@ func (s *Store) applyOps(ctx context.Context, batch []pending) error {
 				return fmt.Errorf("%s: %w", opName(op), err)
 			}
 		}
+	}
+	if err := s.flushItems(ctx, w, lastSeq); err != nil {
+		return err
 	}
 	// LastSeq: once per entity and batch rather than once per item.
 	for k, seq := range lastSeq {
@@ -152,10 +163,10 @@ type itemRef struct {
 	seq uint64
 }
 
-// supersededPuts returns, by position among the batch's ops, the OpPutItems
-// that a later OpPutItem or OpDeleteItem of the same item in the batch
-// makes useless; nil when there is none.
-func (s *Store) supersededPuts(batch []pending) map[int]bool {
+// supersededItemOps returns, by position among the batch's ops, the
+// OpPutItems and OpDeleteItems that a later op on the same item in the
+// batch makes useless; nil when there is none.
+func (s *Store) supersededItemOps(batch []pending) map[int]bool {
 	last := s.lastItemOp
 	clear(last)
 	n := -1
@@ -175,7 +186,16 @@ func (s *Store) supersededPuts(batch []pending) map[int]bool {
 	for _, p := range batch {
 		for _, op := range p.ops {
 			n++
-			if op.Kind == core.OpPutItem && last[itemRef{op.Key, op.Item.Seq}] != n {
+			var ref itemRef
+			switch op.Kind {
+			case core.OpPutItem:
+				ref = itemRef{op.Key, op.Item.Seq}
+			case core.OpDeleteItem:
+				ref = itemRef{op.Key, op.Seq}
+			default:
+				continue
+			}
+			if last[ref] != n {
 				if out == nil {
 					out = map[int]bool{}
 				}
@@ -218,19 +238,6 @@ func (s *Store) putEntity(ctx context.Context, e *core.Entity) error {
 }
 
 // putItem stores it if its entity is stored, and reports whether it was.
-func (s *Store) putItem(ctx context.Context, k core.EntityKey, it *core.Item) (bool, error) {
-	res, err := s.stmts.putItem.ExecContext(ctx,
-		k.Protocol, k.Name, int64(it.Seq), it.Key, it.Body, it.Meta, int64(it.State),
-		millis(it.EnqueuedAt), millis(it.ModifiedAt), millis(it.ScheduledAt),
-		ttlNanos(it.TTL), ttlNanos(it.EffectiveTTL), millis(it.DueAt),
-		it.Rule, it.Reason, millis(it.LockedUntil), int64(it.DeliveryCount), it.Persistent)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n > 0, err
-}
-
 // writeError is the error a failed write hands to its Commits.
 func (s *Store) writeError(err error) error {
 	var ce *core.Error
@@ -244,13 +251,16 @@ func (s *Store) writeError(err error) error {
 type statements struct {
 	begin, commit, rollback           *sql.Stmt
 	putEntity, deleteEntity           *sql.Stmt
-	putItem, deleteItem, deleteItems  *sql.Stmt
+	deleteItems                       *sql.Stmt
 	raiseLastSeq                      *sql.Stmt
 	deleteAllItems, deleteAllEntities *sql.Stmt
+	// rows are the multi-row item statements, prepared on first use.
+	conn *sql.Conn
+	rows map[rowsKey]*sql.Stmt
 }
 
 func prepare(ctx context.Context, conn *sql.Conn) (*statements, error) {
-	st := &statements{}
+	st := &statements{conn: conn, rows: map[rowsKey]*sql.Stmt{}}
 	for _, x := range []struct {
 		to  **sql.Stmt
 		sql string
@@ -269,13 +279,6 @@ func prepare(ctx context.Context, conn *sql.Conn) (*statements, error) {
 				last_seq = max(entities.last_seq, excluded.last_seq)`},
 		{&st.deleteEntity, `DELETE FROM entities WHERE protocol = ? AND name = ?`},
 		{&st.deleteItems, `DELETE FROM items WHERE protocol = ? AND name = ?`},
-		// An item of an entity that is not stored is not stored either.
-		{&st.putItem, `INSERT OR REPLACE INTO items (protocol, name, seq, key, body, meta, state,
-				enqueued_at, modified_at, scheduled_at, ttl_ns, effective_ttl_ns, due_at,
-				rule, reason, locked_until, delivery_count, persistent)
-			SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18
-			WHERE EXISTS (SELECT 1 FROM entities WHERE protocol = ?1 AND name = ?2)`},
-		{&st.deleteItem, `DELETE FROM items WHERE protocol = ? AND name = ? AND seq = ?`},
 		{&st.raiseLastSeq, `UPDATE entities SET last_seq = max(last_seq, ?) WHERE protocol = ? AND name = ?`},
 		{&st.deleteAllItems, `DELETE FROM items`},
 		{&st.deleteAllEntities, `DELETE FROM entities`},
@@ -293,13 +296,18 @@ func prepare(ctx context.Context, conn *sql.Conn) (*statements, error) {
 func (st *statements) close() error {
 	var err error
 	for _, stmt := range []*sql.Stmt{
-		st.begin, st.commit, st.rollback, st.putEntity, st.deleteEntity, st.putItem,
-		st.deleteItem, st.deleteItems, st.raiseLastSeq, st.deleteAllItems, st.deleteAllEntities,
+		st.begin, st.commit, st.rollback, st.putEntity, st.deleteEntity,
+		st.deleteItems, st.raiseLastSeq, st.deleteAllItems, st.deleteAllEntities,
 	} {
 		if stmt != nil {
 			if e := stmt.Close(); err == nil {
 				err = e
 			}
+		}
+	}
+	for _, stmt := range st.rows {
+		if e := stmt.Close(); err == nil {
+			err = e
 		}
 	}
 	return err
