@@ -2,6 +2,7 @@ package rabbitmq_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/lapse-emulator/lapse/adapters"
 	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/rabbitmq/wire"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
@@ -30,6 +32,7 @@ func withDLQ(tb testing.TB, ch *amqp.Channel, name string, args amqp.Table) stri
 	return dlq
 }
 
+// rule: RB-1, RB-3
 func TestPerQueueTTL_RB1_RB3(t *testing.T) {
 	f := MustServer(t)
 	ch := f.MustChannel()
@@ -60,6 +63,7 @@ func TestPerQueueTTL_RB1_RB3(t *testing.T) {
 	}
 }
 
+// rule: RB-2
 func TestCopiesAgeIndependently_RB2(t *testing.T) {
 	f := MustServer(t)
 	ch := f.MustChannel()
@@ -79,6 +83,7 @@ func TestCopiesAgeIndependently_RB2(t *testing.T) {
 	}
 }
 
+// rule: RB-3
 func TestExpiredMessageNeverDelivered_RB3(t *testing.T) {
 	f := MustServer(t)
 	ch := f.MustChannel()
@@ -101,6 +106,7 @@ func TestExpiredMessageNeverDelivered_RB3(t *testing.T) {
 	}
 }
 
+// rule: RB-4
 func TestTTLZero_RB4(t *testing.T) {
 	f := MustServer(t)
 	ch := f.MustChannel()
@@ -143,6 +149,7 @@ func TestTTLZero_RB4(t *testing.T) {
 	}
 }
 
+// rule: RB-5
 func TestPerMessageTTLAndMinimum_RB5(t *testing.T) {
 	f := MustServer(t)
 	ch := f.MustChannel()
@@ -189,6 +196,7 @@ func TestPerMessageTTLAndMinimum_RB5(t *testing.T) {
 	}
 }
 
+// rule: RB-6
 func TestRequeueKeepsOriginalExpiry_RB6(t *testing.T) {
 	f := MustServer(t)
 	ch := f.MustChannel()
@@ -220,6 +228,7 @@ func TestRequeueKeepsOriginalExpiry_RB6(t *testing.T) {
 	}
 }
 
+// rule: RB-7
 func TestPerMessageTTLExpiresOnlyAtTheHead_RB7(t *testing.T) {
 	f := MustServer(t)
 	ch := f.MustChannel()
@@ -238,6 +247,7 @@ func TestPerMessageTTLExpiresOnlyAtTheHead_RB7(t *testing.T) {
 	}
 }
 
+// rule: RB-8
 func TestQueueTTL_RB8(t *testing.T) {
 	f := MustServer(t)
 	ch := f.MustChannel()
@@ -288,6 +298,7 @@ func TestQueueTTL_RB8(t *testing.T) {
 	}
 }
 
+// rule: RB-9
 func TestDeadLetterReasons_RB9(t *testing.T) {
 	f := MustServer(t)
 	ch := f.MustChannel()
@@ -319,6 +330,7 @@ func TestDeadLetterReasons_RB9(t *testing.T) {
 	}
 }
 
+// rule: RB-10
 func TestPolicyPrecedence_RB10(t *testing.T) {
 	f := MustServer(t)
 	ch := f.MustChannel()
@@ -368,6 +380,7 @@ func TestPolicyPrecedence_RB10(t *testing.T) {
 	}
 }
 
+// rule: RB-11
 func TestArgumentValidation_RB11(t *testing.T) {
 	f := MustServer(t)
 	for _, c := range []struct {
@@ -412,6 +425,7 @@ func TestArgumentValidation_RB11(t *testing.T) {
 	}
 }
 
+// rule: RB-12
 func TestXDeathHeader_RB12(t *testing.T) {
 	f := MustServer(t)
 	ch := f.MustChannel()
@@ -452,6 +466,7 @@ func TestXDeathHeader_RB12(t *testing.T) {
 	}
 }
 
+// rule: RB-12
 func TestDeadLetterCycles_RB12(t *testing.T) {
 	f := MustServer(t)
 	ch := f.MustChannel()
@@ -495,6 +510,7 @@ func TestDeadLetterCycles_RB12(t *testing.T) {
 	}
 }
 
+// rule: RB-13
 func TestExpiryDuringDowntime_RB13(t *testing.T) {
 	store := core.NewMemStore()
 	f := MustServerOn(t, store, t0)
@@ -528,5 +544,40 @@ func TestExpiryDuringDowntime_RB13(t *testing.T) {
 	// one did not survive the restart, as in RabbitMQ.
 	if got := drain(t, gch, "dur.dlq"); !cmp.Equal(got, []string{"persistent"}) {
 		t.Fatalf("dead-lettered at recovery: %q", got)
+	}
+}
+
+// rule: RB-12 — the first x-death entry's fields go out in RabbitMQ's
+// order (count, reason, queue, time, exchange, routing-keys,
+// original-expiration), which amqp091-go's maps cannot show: this reads
+// the raw content header.
+func TestXDeathFieldOrderOnTheWire_RB12(t *testing.T) {
+	f := MustServer(t)
+	ch := f.MustChannel()
+	dlq := withDLQ(t, ch, "q", nil)
+	MustPublish(t, ch, "", "q", amqp.Publishing{Body: []byte("m"), Expiration: "100"})
+	f.advance(100 * time.Millisecond)
+
+	c := MustRawOpen(t, f, 0)
+	c.send(1, &wire.ChannelOpen{})
+	c.expect(&wire.ChannelOpenOk{})
+	c.send(1, &wire.BasicGet{Queue: dlq, NoAck: true})
+	c.expect(&wire.BasicGetOk{})
+	fr, err := c.r.ReadFrame()
+	if err != nil || fr.Type != wire.FrameHeader {
+		t.Fatalf("frame %+v, %v: want the content header", fr, err)
+	}
+	h, err := wire.ReadContentHeader(fr.Payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := string(h.Props)
+	last := -1
+	for _, key := range []string{"x-death", "count", "reason", "queue", "time", "exchange", "routing-keys", "original-expiration"} {
+		i := strings.Index(props, key)
+		if i <= last {
+			t.Fatalf("%q at %d, not after the field before it (%d): %q", key, i, last, props)
+		}
+		last = i
 	}
 }
