@@ -20,7 +20,7 @@ func rs(kind, name, vhost string) string {
 
 // declareVhost creates a vhost with its predeclared exchanges, if it does
 // not exist.
-func (s *Server) declareVhost(name string, _ bool) (*vhost, error) {
+func (s *Server) declareVhost(name string) (*vhost, error) {
 	s.topoMu.Lock()
 	defer s.topoMu.Unlock()
 	s.lockTopo()

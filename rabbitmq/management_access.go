@@ -269,7 +269,7 @@ func (m *Management) putVhost(c *gin.Context) {
 // permission on it.
 func (s *Server) putVhost(vh, actingUser string) (existed bool, err error) {
 	existed = s.lookupVhost(vh) != nil
-	if _, err := s.declareVhost(vh, false); err != nil {
+	if _, err := s.declareVhost(vh); err != nil {
 		return existed, err
 	}
 	if !existed && actingUser != "" {

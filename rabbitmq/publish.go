@@ -188,17 +188,30 @@ type publishResult struct {
 
 // checkPublish checks that exchange exists and takes publishes.
 func (s *Server) checkPublish(vh, name string) *amqpError {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, err := publishExchange(s.vhosts[vh], vh, name)
+	return err
+}
+
+// publishExchange is the exchange a publish to name goes to: nil for the
+// default exchange; 404 when there is none, 403 for an internal one.
+// Callers hold Server.mu.
+func publishExchange(v *vhost, vh, name string) (*exchange, *amqpError) {
 	if name == "" {
-		return nil
+		return nil, nil
 	}
-	x := s.lookupExchange(vh, name)
+	var x *exchange
+	if v != nil {
+		x = v.exchanges[name]
+	}
 	switch {
 	case x == nil:
-		return notFoundExchange(vh, name)
+		return nil, notFoundExchange(vh, name)
 	case x.internal:
-		return channelError(wire.AccessRefused, "cannot publish to internal %s", rs("exchange", name, vh))
+		return nil, channelError(wire.AccessRefused, "cannot publish to internal %s", rs("exchange", name, vh))
 	}
-	return nil
+	return x, nil
 }
 
 // publish routes a message and enqueues a copy in each queue it reaches
@@ -226,17 +239,10 @@ func (s *Server) publish(vh string, m *message) (publishResult, error) {
 	}
 	s.mu.RLock()
 	v := s.vhosts[vh]
-	var x *exchange
-	if m.exchange != "" {
-		x = v.exchanges[m.exchange]
-		switch {
-		case x == nil:
-			s.mu.RUnlock()
-			return res, notFoundExchange(vh, m.exchange)
-		case x.internal:
-			s.mu.RUnlock()
-			return res, channelError(wire.AccessRefused, "cannot publish to internal %s", rs("exchange", m.exchange, vh))
-		}
+	x, xerr := publishExchange(v, vh, m.exchange)
+	if xerr != nil {
+		s.mu.RUnlock()
+		return res, xerr
 	}
 	r.headers = m.props.Headers
 	r.route(v, x)

@@ -124,9 +124,6 @@ func (s *Server) createQueue(q *queue) error {
 		Arguments: encodeTable(q.args)})
 	en := core.Entity{EntityKey: q.key, Kind: kindQueue, Durable: q.durable, Policy: st.Policy(),
 		Settings: queueSettings(q.args, st), Meta: meta}
-	if st.DeadLetterExchange != nil {
-		en.DeadLetterQueue = "" // dead letters go through an exchange, not to one queue
-	}
 	if _, _, err := s.e.Create(s.now(), en); err != nil {
 		return fromCore(err)
 	}

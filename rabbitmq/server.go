@@ -95,7 +95,7 @@ func (s *Server) Hooks() core.ProtocolHooks {
 // Start declares what every RabbitMQ has (the vhost "/" and the amq.*
 // exchanges of each vhost) unless the store brought them back.
 func (s *Server) Start() error {
-	if _, err := s.declareVhost(vhostDefault, false); err != nil {
+	if _, err := s.declareVhost(vhostDefault); err != nil {
 		return err
 	}
 	return nil
