@@ -25,7 +25,36 @@ func errorScenarios() []Scenario {
 		{Name: "ReservedAmqNames", Run: reservedAmqNames},
 		{Name: "MissingQueueOrExchangeInMethods", Run: missingQueueOrExchangeInMethods},
 		{Name: "DuplicateConsumerTag", Run: duplicateConsumerTag},
+		{Name: "ChannelFlowInactiveRefused", Run: channelFlowInactiveRefused},
+		{Name: "PublishImmediateRefused", Run: publishImmediateRefused},
+		{Name: "QosPrefetchSizeRefused", Run: qosPrefetchSizeRefused},
 	}
+}
+
+// channelFlowInactiveRefused pins channel.flow: active=true is answered,
+// active=false is 540 NOT_IMPLEMENTED - active=false for the connection.
+func channelFlowInactiveRefused(s *S) {
+	ch := s.Ch()
+	ch.result("channel.flow active=true", ch.ch.Flow(true), "ok")
+	ch.result("channel.flow active=false", ch.ch.Flow(false), "ok")
+}
+
+// publishImmediateRefused pins basic.publish with immediate=true: 540
+// NOT_IMPLEMENTED - immediate=true for the connection.
+func publishImmediateRefused(s *S) {
+	q := s.Queue("q")
+	ch := s.Ch()
+	ch.Queue(q, nil)
+	ch.async("basic.publish immediate", func() error {
+		return ch.ch.Publish("", q, false, true, amqp.Publishing{Body: []byte("m1")})
+	})
+}
+
+// qosPrefetchSizeRefused pins basic.qos with a prefetch size: 540
+// NOT_IMPLEMENTED - prefetch_size!=0 (N) for the connection.
+func qosPrefetchSizeRefused(s *S) {
+	ch := s.Ch()
+	ch.result("basic.qos prefetch-size=1000", ch.ch.Qos(10, 1000, false), "ok")
 }
 
 // ackUnknownDeliveryTag pins basic.ack of a tag never delivered: 406
