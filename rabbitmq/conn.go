@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -96,11 +97,24 @@ func (c *conn) serve(header [8]byte) {
 			return
 		}
 		c.framesRead.Add(1)
-		if err := c.frame(f); err != nil {
+		if err := c.safeFrame(f); err != nil {
 			c.fail(err)
 			return
 		}
 	}
+}
+
+// safeFrame is frame, with a panic (a bug of lapse's) turned into a
+// connection error 541 INTERNAL_ERROR for this connection alone, so that
+// the server keeps serving the others.
+func (c *conn) safeFrame(f wire.Frame) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("internal error handling a frame", "panic", r, "stack", string(debug.Stack()))
+			err = connectionError(wire.InternalError, "internal error")
+		}
+	}()
+	return c.frame(f)
 }
 
 // fail ends the connection after err: a protocol error is answered with
