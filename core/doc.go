@@ -7,20 +7,28 @@
 // At start, cmd calls Register for each protocol with its ProtocolHooks
 // (where dead letters go, whom to wake when items become available, what
 // to do when the engine deletes an idle entity), then Recover, which loads
-// the Store and applies what fell due while lapse was down (RB-13). The
-// front-end then rebuilds its own tables from the entities of its protocol
-// (Entities, each Entity's Meta).
+// the Store, hands each front-end its entities (the Recovered hook: it
+// rebuilds its own tables from their Meta) and then applies what fell due
+// while lapse was down (RB-13), so that dead letters of that time find
+// their way.
 //
 // Every Engine method takes now, read from the one Clock by the caller, and
 // first applies everything due up to it, so no call ever sees an expired
-// item. Between calls the expiry runner in cmd calls Advance. A front-end:
+// item. What a timer makes happen happens at its due time, even when the
+// clock jumped past it: a dead letter is enqueued then, so a chain of
+// expiries plays out as if the time had passed. Between calls the expiry
+// runner in cmd calls Advance. A front-end:
 //
 //   - creates entities with Create (Policy from the adapters package, the
 //     protocol's own settings in Meta and, for people, Settings), changes
 //     them with Update and removes them with Delete;
 //   - enqueues with Enqueue (Scheduled for SB-4, Locked for an item handed
-//     to a waiting consumer on arrival, RB-4) and writes keyed items
-//     (documents) with Put, reads them with Get and Scan;
+//     to a waiting consumer on arrival, RB-4), or with EnqueueHanded when a
+//     consumer is ready (the item goes straight to it when nothing waits
+//     ahead), and writes keyed items (documents) with Put, reads them with
+//     Get and Scan;
+//   - reads a queue's figures with Counts, empties it with Purge and keeps
+//     it under a length limit with DropHead;
 //   - hands items out with Receive (locked, with or without a lock
 //     expiry) or Take (receive-and-delete, auto-ack), and settles them with
 //     Complete, Release (abandon, requeue), RenewLock, Defer and
