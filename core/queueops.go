@@ -124,3 +124,24 @@ func (e *Engine) EnqueueHanded(now time.Time, k EntityKey, it Item, h Handoff) (
 		return out, true, e.unlock(), nil
 	}
 }
+
+// DeadLetterRefused hands an item that entity k refused to take (RabbitMQ's
+// x-overflow reject-publish-dlx) straight to the protocol's DeadLetterFunc
+// with why, as if it had been enqueued and dead-lettered at once.
+func (e *Engine) DeadLetterRefused(now time.Time, k EntityKey, it Item, why DeadLetterReason) (*Commit, error) {
+	ent, err := e.begin(now, k)
+	if err != nil {
+		return nil, err
+	}
+	x := &item{Item: it}
+	x.ent = ent
+	x.EnqueuedAt, x.ModifiedAt = e.now, e.now
+	e.events.record(Event{Time: e.now, Protocol: ent.Protocol, Entity: ent.Name, Rule: why.Rule,
+		Action: ActionDeadLettered}, explanation{kind: explainDeadLetter, text: why.Code + ": " + why.Description})
+	if fn := e.protos[ent.Protocol].DeadLetter; fn != nil {
+		e.handOver(fn, ent, x, why)
+	} else {
+		ent.deadLettered++
+	}
+	return e.unlock(), nil
+}

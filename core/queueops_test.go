@@ -106,3 +106,23 @@ func TestChainedExpiriesHappenAtTheirDueTimes_EM1(t *testing.T) {
 		t.Fatalf("q3 holds %q", got)
 	}
 }
+
+func TestDeadLetterRefused_RB9(t *testing.T) {
+	f := MustFixture(t)
+	q := f.MustCreate("q", core.Policy{})
+	dlq := f.MustCreate("dlq", core.Policy{})
+	f.e.Register("test", core.ProtocolHooks{DeadLetter: func(tx *core.Tx, from *core.Entity, it core.Item, why core.DeadLetterReason) {
+		it.Meta = []byte(why.Code + " from " + from.Name)
+		tx.Enqueue(dlq, it)
+	}})
+	if _, err := f.e.DeadLetterRefused(f.now(), q, body("refused"), core.DeadLetterReason{Code: "maxlen", Rule: "RB-9"}); err != nil {
+		t.Fatal(err)
+	}
+	if c, _, _ := f.e.Counts(f.now(), q); c.Active != 0 || c.DeadLettered != 1 {
+		t.Fatalf("the refusing entity's counts: %+v", c)
+	}
+	it, ok, _, _ := f.e.Take(f.now(), dlq)
+	if !ok || string(it.Body) != "refused" || string(it.Meta) != "maxlen from q" {
+		t.Fatalf("dead letter %v %q %q", ok, it.Body, it.Meta)
+	}
+}

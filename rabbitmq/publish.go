@@ -289,6 +289,11 @@ func (q *queue) publish(now time.Time, it core.Item) (*core.Commit, bool) {
 			return nil, false
 		}
 		if maxLen >= 0 && cnt.Active+1 > maxLen || maxBytes >= 0 && cnt.ActiveBytes+int64(len(it.Body)) > maxBytes {
+			if st.Overflow == "reject-publish-dlx" {
+				c, _ := e.DeadLetterRefused(now, q.key, it, core.DeadLetterReason{Code: "maxlen",
+					Description: "the queue is full (reject-publish-dlx)", Rule: "RB-9"})
+				return c, true
+			}
 			return nil, true
 		}
 	}

@@ -12,6 +12,7 @@ func deadLetterScenarios() []Scenario {
 		{Name: "RB9RequeueIsNotDeadLettering", Rules: []string{"RB-9"}, Run: rb9RequeueIsNotDeadLettering},
 		{Name: "RB9MaxLengthDropHeadDeadLetters", Rules: []string{"RB-9", "RB-12"}, Run: rb9MaxLengthDropHeadDeadLetters},
 		{Name: "RB9MaxLengthRejectPublishNacks", Rules: []string{"RB-9"}, Run: rb9MaxLengthRejectPublishNacks},
+		{Name: "RB9MaxLengthRejectPublishDLX", Rules: []string{"RB-9"}, Run: rb9MaxLengthRejectPublishDLX},
 		{Name: "RB9DeadLetterRoutingKeyReplacesKey", Rules: []string{"RB-9", "RB-12"}, Run: rb9DeadLetterRoutingKeyReplacesKey},
 		{Name: "RB9ExpirationRemovedWhenDeadLettered", Rules: []string{"RB-9", "RB-12"}, Run: rb9ExpirationRemovedWhenDeadLettered},
 		{Name: "RB9DeadLetterKeepsPropertiesAndHeaders", Rules: []string{"RB-9"}, Run: rb9DeadLetterKeepsPropertiesAndHeaders},
@@ -122,6 +123,23 @@ func rb9MaxLengthRejectPublishNacks(s *S) {
 	ch.Publish("", q, Msg{Body: "m3", Mandatory: true})
 	s.Count(q)
 	s.Count(dlq)
+	ch.Get(q)
+}
+
+// rb9MaxLengthRejectPublishDLX pins RB-9 with x-overflow
+// reject-publish-dlx: a publish to a full queue is nacked and dead-lettered
+// (reason maxlen).
+func rb9MaxLengthRejectPublishDLX(s *S) {
+	ch := s.Ch()
+	dlx, dlq := fanoutDLX(s, ch)
+	q := s.Queue("q")
+	ch.Queue(q, amqp.Table{"x-max-length": int32(1), "x-overflow": "reject-publish-dlx", "x-dead-letter-exchange": dlx})
+	ch.Confirm()
+	ch.Publish("", q, Msg{Body: "m1"})
+	ch.Publish("", q, Msg{Body: "m2"})
+	s.Count(q)
+	s.Count(dlq)
+	ch.Get(dlq)
 	ch.Get(q)
 }
 
