@@ -73,6 +73,7 @@ func Scenarios() []Scenario {
 		headersScenarios(),
 		basicScenarios(),
 		errorScenarios(),
+		refusalScenarios(),
 	} {
 		all = append(all, group...)
 	}
