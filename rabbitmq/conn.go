@@ -182,7 +182,11 @@ func (c *conn) forceClose(reason string) {
 			ReplyText: "CONNECTION_FORCED - broker forced connection closure with reason '" + reason + "'"})
 	}
 	c.w.close()
+	// The socket closes once the close is written, or after closeTimeout
+	// for a client that does not read; Server.Close waits for it.
+	c.s.wg.Add(1)
 	go func() {
+		defer c.s.wg.Done()
 		select {
 		case <-c.w.done:
 		case <-time.After(closeTimeout):
