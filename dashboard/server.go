@@ -6,15 +6,12 @@ package dashboard
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"net"
 	"net/http"
-	"sync"
-	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/httpserver"
 )
 
 // Config is what a Server needs.
@@ -54,18 +51,14 @@ type Listener struct {
 
 // Server is the control API's HTTP server.
 type Server struct {
+	*httpserver.Server
 	cfg     Config
 	log     *slog.Logger
 	handler http.Handler
-
-	mu     sync.Mutex
-	ln     net.Listener
-	srv    *http.Server
-	done   chan struct{} // closed when the serving goroutine ends
-	closed bool
 }
 
-// NewServer returns a Server for cfg; Open starts it.
+// NewServer returns a Server for cfg; Open starts it (httpserver.Server:
+// Open, Addr and Close).
 func NewServer(cfg Config) *Server {
 	log := cfg.Logger
 	if log == nil {
@@ -73,73 +66,13 @@ func NewServer(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, log: log}
 	s.handler = s.routes()
+	s.Server = httpserver.New("control API", cfg.Addr, s.handler, log)
 	return s
 }
 
 // Handler returns the control API as an http.Handler, for tests and for
 // mounting elsewhere.
 func (s *Server) Handler() http.Handler { return s.handler }
-
-// Open binds the address at once, so a taken port fails here, and serves in
-// the background until Close.
-func (s *Server) Open() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return core.Errorf(core.EUNAVAILABLE, "the control server is closed")
-	}
-	if s.ln != nil {
-		return core.Errorf(core.ECONFLICT, "the control server is open already")
-	}
-	ln, err := net.Listen("tcp", s.cfg.Addr)
-	if err != nil {
-		return core.Errorf(core.EUNAVAILABLE, "control API: %v", err)
-	}
-	s.ln = ln
-	s.srv = &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
-	}
-	s.done = make(chan struct{})
-	go func(srv *http.Server, done chan struct{}) {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("control API stopped", "err", err)
-		}
-	}(s.srv, s.done)
-	return nil
-}
-
-// Addr returns the address the server listens on, nil before Open.
-func (s *Server) Addr() net.Addr {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ln == nil {
-		return nil
-	}
-	return s.ln.Addr()
-}
-
-// Close stops the server: no new connections, in-flight requests finish
-// until ctx ends, then the rest are cut. It waits for the serving goroutine
-// and is safe to call twice, and before Open.
-func (s *Server) Close(ctx context.Context) error {
-	s.mu.Lock()
-	s.closed = true
-	srv, done := s.srv, s.done
-	s.srv = nil
-	s.mu.Unlock()
-	if srv == nil {
-		return nil
-	}
-	err := srv.Shutdown(ctx)
-	if err != nil {
-		err = errors.Join(err, srv.Close())
-	}
-	<-done
-	return err
-}
 
 // routes builds the gin engine: our recovery and logging, then the API.
 func (s *Server) routes() http.Handler {

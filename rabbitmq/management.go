@@ -1,16 +1,13 @@
 package rabbitmq
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
-	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/httpserver"
 )
 
 // This file is the management HTTP API's server: its lifecycle, its routes
@@ -51,19 +48,14 @@ type ManagementConfig struct {
 	AMQPAddr func() net.Addr
 }
 
-// Management is RabbitMQ's management HTTP API (the subset tools use) on a
-// Server.
+// Management is the RabbitMQ management HTTP API (httpserver.Server:
+// Open, Addr and Close).
 type Management struct {
+	*httpserver.Server
 	cfg     ManagementConfig
 	s       *Server
 	log     *slog.Logger
 	handler http.Handler
-
-	mu     sync.Mutex
-	ln     net.Listener
-	srv    *http.Server
-	done   chan struct{} // closed when the serving goroutine ends
-	closed bool
 }
 
 // NewManagement returns the management API for cfg; Open starts it.
@@ -74,73 +66,13 @@ func NewManagement(cfg ManagementConfig) *Management {
 	}
 	m := &Management{cfg: cfg, s: cfg.Server, log: log}
 	m.handler = m.routes()
+	m.Server = httpserver.New("RabbitMQ management API", cfg.Addr, m.handler, log)
 	return m
 }
 
 // Handler returns the API as an http.Handler, for tests and for mounting
 // elsewhere.
 func (m *Management) Handler() http.Handler { return m.handler }
-
-// Open binds the address at once, so a taken port fails here, and serves in
-// the background until Close.
-func (m *Management) Open() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return core.Errorf(core.EUNAVAILABLE, "the RabbitMQ management API is closed")
-	}
-	if m.ln != nil {
-		return core.Errorf(core.ECONFLICT, "the RabbitMQ management API is open already")
-	}
-	ln, err := net.Listen("tcp", m.cfg.Addr)
-	if err != nil {
-		return core.Errorf(core.EUNAVAILABLE, "RabbitMQ management API: %v", err)
-	}
-	m.ln = ln
-	m.srv = &http.Server{
-		Handler:           m.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(m.log.Handler(), slog.LevelDebug),
-	}
-	m.done = make(chan struct{})
-	go func(srv *http.Server, done chan struct{}) {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			m.log.Error("RabbitMQ management API stopped", "err", err)
-		}
-	}(m.srv, m.done)
-	return nil
-}
-
-// Addr returns the address the API listens on, nil before Open.
-func (m *Management) Addr() net.Addr {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.ln == nil {
-		return nil
-	}
-	return m.ln.Addr()
-}
-
-// Close stops the API: no new connections, in-flight requests finish until
-// ctx ends, then the rest are cut. It waits for the serving goroutine and
-// is safe to call twice, and before Open.
-func (m *Management) Close(ctx context.Context) error {
-	m.mu.Lock()
-	m.closed = true
-	srv, done := m.srv, m.done
-	m.srv = nil
-	m.mu.Unlock()
-	if srv == nil {
-		return nil
-	}
-	err := srv.Shutdown(ctx)
-	if err != nil {
-		err = errors.Join(err, srv.Close())
-	}
-	<-done
-	return err
-}
 
 // Who may call a route (rabbit_mgmt_util:is_authorized*). Every caller
 // must log in as a user with one of the management tags.

@@ -1,0 +1,102 @@
+// Package httpserver is the lifecycle every HTTP listener of lapse shares
+// (STYLE.md rule 6): Open binds at once, so that a taken port fails there;
+// Addr is the bound address; Close is safe twice and before Open, and
+// waits for the serving goroutine. The control API, the RabbitMQ
+// management API and the front-ends to come each wrap one.
+package httpserver
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/lapse-emulator/lapse/core"
+)
+
+// Server serves one handler on one address.
+type Server struct {
+	name    string
+	addr    string
+	handler http.Handler
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	ln     net.Listener
+	srv    *http.Server
+	done   chan struct{} // closed when the serving goroutine ends
+	closed bool
+}
+
+// New returns a server of handler on addr (":0" picks a free port); name
+// says which API it is in errors and the log.
+func New(name, addr string, handler http.Handler, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{name: name, addr: addr, handler: handler, log: log}
+}
+
+// Open binds the address at once, so a taken port fails here, and serves in
+// the background until Close.
+func (s *Server) Open() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return core.Errorf(core.EUNAVAILABLE, "the %s is closed", s.name)
+	}
+	if s.ln != nil {
+		return core.Errorf(core.ECONFLICT, "the %s is open already", s.name)
+	}
+	ln, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return core.Errorf(core.EUNAVAILABLE, "%s: %v", s.name, err)
+	}
+	s.ln = ln
+	s.srv = &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	s.done = make(chan struct{})
+	go func(srv *http.Server, done chan struct{}) {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error(s.name+" stopped", "err", err)
+		}
+	}(s.srv, s.done)
+	return nil
+}
+
+// Addr returns the address the server listens on, nil before Open.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Close stops the server: no new connections, in-flight requests finish
+// until ctx ends, then the rest are cut. It waits for the serving goroutine
+// and is safe to call twice, and before Open.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	srv, done := s.srv, s.done
+	s.srv = nil
+	s.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	err := srv.Shutdown(ctx)
+	if err != nil {
+		err = errors.Join(err, srv.Close())
+	}
+	<-done
+	return err
+}
