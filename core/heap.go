@@ -32,8 +32,6 @@ type heapEntry struct {
 // remove and fix, with fewer cache misses than a binary heap.
 type timerHeap []heapEntry
 
-func (h *timerHeap) len() int { return len(*h) }
-
 func (h timerHeap) min() (*timer, bool) {
 	if len(h) == 0 {
 		return nil, false

@@ -103,7 +103,7 @@ func (ch *channel) frame(f wire.Frame) error {
 		return nil
 	}
 	var ae *amqpError
-	if !errors.As(err, &ae) || ae.conn || isHard(ae.code) {
+	if !errors.As(err, &ae) || ae.conn || wire.IsHardError(ae.code) {
 		return err
 	}
 	// A channel error: close the channel, keep the connection.

@@ -179,7 +179,7 @@ func (c *conn) forceClose(reason string) {
 	c.mu.Unlock()
 	if !already {
 		c.send(0, &wire.ConnectionClose{ReplyCode: wire.ConnectionForced,
-			ReplyText: "CONNECTION_FORCED - broker forced connection closure with reason '" + reason + "'"})
+			ReplyText: wire.ReplyText(wire.ConnectionForced, "broker forced connection closure with reason '"+reason+"'")})
 	}
 	c.w.close()
 	// The socket closes once the close is written, or after closeTimeout
@@ -272,8 +272,8 @@ func (c *conn) handshake() error {
 	if c.user == nil {
 		c.log.Info("login refused", "user", user, "mechanism", startOk.Mechanism)
 		if authFailureClose {
-			c.send(0, &wire.ConnectionClose{ReplyCode: wire.AccessRefused, ReplyText: "ACCESS_REFUSED - Login was refused using authentication mechanism " +
-				startOk.Mechanism + ". For details see the broker logfile."})
+			c.send(0, &wire.ConnectionClose{ReplyCode: wire.AccessRefused, ReplyText: wire.ReplyText(wire.AccessRefused,
+				"Login was refused using authentication mechanism "+startOk.Mechanism+". For details see the broker logfile.")})
 		}
 		return errClosed
 	}

@@ -23,7 +23,7 @@ func (e *amqpError) Error() string { return e.text }
 
 // channelError returns a channel error with RabbitMQ's "NAME - text" form.
 func channelError(code uint16, format string, args ...any) *amqpError {
-	return &amqpError{code: code, text: wire.ReplyName(code) + " - " + fmt.Sprintf(format, args...)}
+	return &amqpError{code: code, text: wire.ReplyText(code, fmt.Sprintf(format, args...))}
 }
 
 // connectionError returns a connection error with RabbitMQ's "NAME - text" form.
@@ -31,18 +31,6 @@ func connectionError(code uint16, format string, args ...any) *amqpError {
 	e := channelError(code, format, args...)
 	e.conn = true
 	return e
-}
-
-// hardCodes are the reply codes that close the connection (AMQP 0-9-1
-// §1.3 and RabbitMQ's rabbit_framing: 3xx and 5xx hard errors).
-func isHard(code uint16) bool {
-	switch code {
-	case wire.ConnectionForced, wire.InvalidPath, wire.FrameError, wire.SyntaxError, wire.CommandInvalid,
-		wire.ChannelError, wire.UnexpectedFrame, wire.ResourceError, wire.NotAllowed, wire.NotImplemented,
-		wire.InternalError:
-		return true
-	}
-	return false
 }
 
 // fromCore maps an engine error to the reply RabbitMQ gives: one table for
