@@ -145,3 +145,35 @@ func (e *Engine) DeadLetterRefused(now time.Time, k EntityKey, it Item, why Dead
 	}
 	return e.unlock(), nil
 }
+
+// Unlock returns a locked item to its place in entity k as Release does,
+// but takes back the delivery it counted: the client gave the item back
+// without looking at it (an AMQP 1.0 released outcome for a prefetched
+// message), so it must not bring the item closer to a delivery limit.
+func (e *Engine) Unlock(now time.Time, k EntityKey, seq uint64) error {
+	e.lock(now)
+	defer e.unlock()
+	x, err := e.lockedItem(k, seq)
+	if err != nil {
+		return err
+	}
+	if x.DeliveryCount > 0 {
+		x.DeliveryCount--
+	}
+	e.unlockItem(x, e.now)
+	return nil
+}
+
+// SetMeta replaces the Meta of live item seq of entity k, whatever its
+// state (Service Bus's properties-to-modify on abandon, defer or
+// dead-letter). meta belongs to the engine afterwards.
+func (e *Engine) SetMeta(now time.Time, k EntityKey, seq uint64, meta []byte) (*Commit, error) {
+	x, err := e.beginItem(now, k, seq)
+	if err != nil {
+		return nil, err
+	}
+	x.Meta = meta
+	x.ModifiedAt = e.now
+	e.putOp(x.ent, x)
+	return e.unlock(), nil
+}

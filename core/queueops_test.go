@@ -126,3 +126,50 @@ func TestDeadLetterRefused_RB9(t *testing.T) {
 		t.Fatalf("dead letter %v %q %q", ok, it.Body, it.Meta)
 	}
 }
+
+func TestUnlockTakesBackTheDelivery(t *testing.T) {
+	f := MustFixture(t)
+	q := f.MustCreate("q", core.Policy{})
+	f.MustEnqueue(q, body("a"))
+	it, ok := f.MustReceive(q, time.Minute)
+	if !ok || it.DeliveryCount != 1 {
+		t.Fatalf("received %+v, %v", it, ok)
+	}
+	if err := f.e.Unlock(f.now(), q, it.Seq); err != nil {
+		t.Fatal(err)
+	}
+	it, ok = f.MustReceive(q, time.Minute)
+	if !ok || it.DeliveryCount != 1 {
+		t.Fatalf("after Unlock, received %+v, %v; want delivery count 1 again", it, ok)
+	}
+	if err := f.e.Release(f.now(), q, it.Seq); err != nil {
+		t.Fatal(err)
+	}
+	it, _ = f.MustReceive(q, time.Minute)
+	if it.DeliveryCount != 2 {
+		t.Fatalf("after Release, delivery count %d, want 2", it.DeliveryCount)
+	}
+	if err := f.e.Unlock(f.now(), q, it.Seq+1); core.ErrorCode(err) != core.ELOCKLOST {
+		t.Fatalf("Unlock of an item not held: %v, want lock lost", err)
+	}
+}
+
+func TestSetMetaKeepsTheItemWhereItIs(t *testing.T) {
+	f := MustFixture(t)
+	q := f.MustCreate("q", core.Policy{})
+	f.MustEnqueue(q, body("a"))
+	it, _ := f.MustReceive(q, time.Minute)
+	if _, err := f.e.SetMeta(f.now(), q, it.Seq, []byte("m")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.e.Release(f.now(), q, it.Seq); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := f.MustReceive(q, time.Minute)
+	if string(got.Meta) != "m" || got.Seq != it.Seq {
+		t.Fatalf("got %+v, want the same item with Meta m", got)
+	}
+	if _, err := f.e.SetMeta(f.now(), q, 99, nil); core.ErrorCode(err) != core.ENOTFOUND {
+		t.Fatalf("SetMeta of a missing item: %v", err)
+	}
+}

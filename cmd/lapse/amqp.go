@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -10,16 +11,18 @@ import (
 
 	"github.com/lapse-emulator/lapse/rabbitmq"
 	"github.com/lapse-emulator/lapse/rabbitmq/wire"
+	"github.com/lapse-emulator/lapse/servicebus"
 )
 
 // amqpListener is the AMQP port: it reads each connection's 8-byte protocol
-// header and hands AMQP 0-9-1 to the RabbitMQ front-end. AMQP 1.0 goes to
-// the Service Bus front-end once it exists; until then, and for anything
-// else, it answers as RabbitMQ does for a protocol it does not speak: the
-// header it supports, then close.
+// header and hands AMQP 0-9-1 to the RabbitMQ front-end and AMQP 1.0 (plain
+// or SASL) to the Service Bus front-end. Anything else gets what RabbitMQ
+// answers to a protocol it does not speak: the header it supports, then
+// close.
 type amqpListener struct {
 	ln     net.Listener
 	rabbit *rabbitmq.Server
+	sb     *servicebus.Server
 	log    *slog.Logger
 	wg     sync.WaitGroup
 	mu     sync.Mutex
@@ -31,12 +34,12 @@ type amqpListener struct {
 const headerTimeout = 10 * time.Second
 
 // openAMQP binds addr; serving starts at once.
-func openAMQP(addr string, rabbit *rabbitmq.Server, log *slog.Logger) (*amqpListener, error) {
+func openAMQP(addr string, rabbit *rabbitmq.Server, sb *servicebus.Server, log *slog.Logger) (*amqpListener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	l := &amqpListener{ln: ln, rabbit: rabbit, log: log, hello: map[net.Conn]struct{}{}}
+	l := &amqpListener{ln: ln, rabbit: rabbit, sb: sb, log: log, hello: map[net.Conn]struct{}{}}
 	l.wg.Add(1)
 	go l.accept()
 	return l, nil
@@ -87,7 +90,10 @@ func (l *amqpListener) handle(nc net.Conn) {
 		l.rabbit.ServeConn(nc, h)
 		return
 	}
-	// AMQP 1.0 (AMQP 0 1 0 0, SASL AMQP 3 1 0 0) and anything else.
+	if string(h[:4]) == "AMQP" && (h[4] == 0 || h[4] == 3) && h[5] == 1 && h[6] == 0 && h[7] == 0 {
+		l.sb.ServeConn(nc, h)
+		return
+	}
 	nc.Write(wire.ProtocolHeader[:])
 	nc.Close()
 }
@@ -101,7 +107,7 @@ func (l *amqpListener) Close(ctx context.Context) error {
 	}
 	l.mu.Unlock()
 	l.ln.Close()
-	err := l.rabbit.Close(ctx)
+	err := errors.Join(l.rabbit.Close(ctx), l.sb.Close(ctx))
 	done := make(chan struct{})
 	go func() {
 		l.wg.Wait()

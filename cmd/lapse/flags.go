@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -26,9 +27,11 @@ type Config struct {
 	Clock string
 	// Files that declare entities up front; "" for none. They are checked
 	// to be readable now and will be applied by the protocol front-ends.
-	ServiceBusConfig    string
-	RabbitMQDefinitions string
-	CosmosConfig        string
+	ServiceBusConfig string
+	// ServiceBusMaxMessageSize is the largest Service Bus message in bytes.
+	ServiceBusMaxMessageSize int64
+	RabbitMQDefinitions      string
+	CosmosConfig             string
 	// LogLevel is the level of the log written to stderr.
 	LogLevel slog.Level
 }
@@ -53,17 +56,30 @@ func envString(fs *flag.FlagSet, getenv func(string) string, p *string, name, de
 	fs.StringVar(p, name, def, usage+" (env "+env+")")
 }
 
+// envInt64 is envString for a number; an environment value that is not one
+// is left for the flag package to refuse.
+func envInt64(fs *flag.FlagSet, getenv func(string) string, p *int64, name string, def int64, usage string) {
+	env := envName(name)
+	if v := getenv(env); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			def = n
+		}
+	}
+	fs.Int64Var(p, name, def, usage+" (env "+env+")")
+}
+
 // newServeFlags returns the flag set of `lapse serve` writing into c.
 func newServeFlags(c *Config, logLevel *string, getenv func(string) string) *flag.FlagSet {
 	fs := flag.NewFlagSet("lapse serve", flag.ContinueOnError)
 	envString(fs, getenv, &c.Data, "data", "./lapse-data", `data folder (one SQLite file inside); ":memory:" keeps nothing`)
-	envString(fs, getenv, &c.AMQPAddr, "amqp-addr", ":5672", "AMQP address: 0-9-1 (RabbitMQ) served; 1.0 (Service Bus) to come")
+	envString(fs, getenv, &c.AMQPAddr, "amqp-addr", ":5672", "AMQP address: 1.0 (Service Bus) and 0-9-1 (RabbitMQ)")
 	envString(fs, getenv, &c.CosmosAddr, "cosmos-addr", ":8081", "Cosmos DB REST address [not served yet]")
-	envString(fs, getenv, &c.ServiceBusAdminAddr, "servicebus-admin-addr", ":5300", "Service Bus administration address [not served yet]")
+	envString(fs, getenv, &c.ServiceBusAdminAddr, "servicebus-admin-addr", ":5300", "Service Bus administration address (ATOM API over plain HTTP, GET /health)")
 	envString(fs, getenv, &c.RabbitMQManagementAddr, "rabbitmq-management-addr", ":15672", "RabbitMQ management HTTP API address")
 	envString(fs, getenv, &c.ControlAddr, "control-addr", ":8080", "control API and /healthz address")
 	envString(fs, getenv, &c.Clock, "clock", "real", `"real", or "frozen" to start frozen at the current time`)
 	envString(fs, getenv, &c.ServiceBusConfig, "servicebus-config", "", "Service Bus emulator Config.json declaring entities")
+	envInt64(fs, getenv, &c.ServiceBusMaxMessageSize, "servicebus-max-message-size", 256*1024, "largest Service Bus message in bytes (256 KB, the standard tier's limit)")
 	envString(fs, getenv, &c.RabbitMQDefinitions, "rabbitmq-definitions", "", "RabbitMQ definitions.json to declare at start (users, vhosts, permissions, policies, queues, exchanges, bindings)")
 	envString(fs, getenv, &c.CosmosConfig, "cosmos-config", "", "JSON file of Cosmos databases and containers")
 	envString(fs, getenv, logLevel, "log-level", "info", "debug, info, warn or error")
@@ -92,6 +108,9 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	}
 	if c.Data == "" {
 		return &usageError{"--data must not be empty"}
+	}
+	if c.ServiceBusMaxMessageSize < 1024 {
+		return &usageError{fmt.Sprintf("--servicebus-max-message-size %d: use at least 1024 bytes", c.ServiceBusMaxMessageSize)}
 	}
 	for _, f := range []struct{ name, path string }{
 		{"servicebus-config", c.ServiceBusConfig},

@@ -12,6 +12,7 @@ import (
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/dashboard"
 	"github.com/lapse-emulator/lapse/rabbitmq"
+	"github.com/lapse-emulator/lapse/servicebus"
 )
 
 // Main is `lapse serve`: it wires the clock, the store, the engine, the
@@ -32,9 +33,11 @@ type Main struct {
 	Engine  *core.Engine
 	Control *dashboard.Server
 	Rabbit  *rabbitmq.Server
+	SB      *servicebus.Server
 
 	amqp       *amqpListener
 	management *rabbitmq.Management
+	sbAdmin    *servicebus.Admin
 
 	store  store
 	runner *runner
@@ -73,6 +76,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.Rabbit = rabbitmq.New(rabbitmq.Config{Engine: m.Engine, Now: m.Clock.Now,
 		Logger: log.With("listener", "amqp"), Version: version})
 	m.Engine.Register(core.RabbitMQ, m.Rabbit.Hooks())
+	m.SB = servicebus.New(servicebus.Config{Engine: m.Engine, Now: m.Clock.Now,
+		Logger: log.With("listener", "amqp", "protocol", "servicebus"), Version: version,
+		MaxMessageSize: m.Config.ServiceBusMaxMessageSize})
+	m.Engine.Register(core.ServiceBus, m.SB.Hooks())
 	if err := m.Engine.Recover(ctx, m.Clock.Now()); err != nil {
 		return fmt.Errorf("data folder %q: %w", m.Config.Data, err)
 	}
@@ -81,6 +88,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	if err := m.loadDefinitions(); err != nil {
+		return err
+	}
+	if err := m.loadServiceBusConfig(); err != nil {
 		return err
 	}
 
@@ -96,7 +106,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	log.Info("listening", "listener", "control", "addr", m.Control.Addr().String())
-	if m.amqp, err = openAMQP(m.Config.AMQPAddr, m.Rabbit, log.With("listener", "amqp")); err != nil {
+	if m.amqp, err = openAMQP(m.Config.AMQPAddr, m.Rabbit, m.SB, log.With("listener", "amqp")); err != nil {
 		return err
 	}
 	log.Info("listening", "listener", "amqp", "addr", m.amqp.Addr().String())
@@ -106,6 +116,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	log.Info("listening", "listener", "rabbitmqManagement", "addr", m.management.Addr().String())
+	m.sbAdmin = servicebus.NewAdmin(m.SB, m.Config.ServiceBusAdminAddr, log.With("listener", "servicebusAdmin"))
+	if err := m.sbAdmin.Open(); err != nil {
+		return err
+	}
+	log.Info("listening", "listener", "servicebusAdmin", "addr", m.sbAdmin.Addr().String())
 	for _, l := range m.planned() {
 		log.Info("not served yet", "listener", l.name, "addr", l.addr)
 	}
@@ -117,6 +132,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 // which finishes its in-flight commits. It is safe to call twice.
 func (m *Main) Close(ctx context.Context) error {
 	var errs []error
+	if m.sbAdmin != nil {
+		errs = append(errs, m.sbAdmin.Close(ctx))
+	}
 	if m.management != nil {
 		errs = append(errs, m.management.Close(ctx))
 	}
@@ -143,7 +161,6 @@ type plannedListener struct{ name, addr string }
 func (m *Main) planned() []plannedListener {
 	return []plannedListener{
 		{"cosmos", m.Config.CosmosAddr},
-		{"servicebusAdmin", m.Config.ServiceBusAdminAddr},
 	}
 }
 
@@ -160,6 +177,9 @@ func (m *Main) info() dashboard.Info {
 	if m.management != nil {
 		ls["rabbitmqManagement"] = dashboard.Listener{Addr: m.management.Addr().String(), Served: true}
 	}
+	if m.sbAdmin != nil {
+		ls["servicebusAdmin"] = dashboard.Listener{Addr: m.sbAdmin.Addr().String(), Served: true}
+	}
 	for _, l := range m.planned() {
 		ls[l.name] = dashboard.Listener{Addr: l.addr}
 	}
@@ -172,7 +192,27 @@ func (m *Main) declareConfigured(ctx context.Context) error {
 	if err := m.Rabbit.Reset(); err != nil {
 		return err
 	}
+	m.SB.Reset()
+	if err := m.loadServiceBusConfig(); err != nil {
+		return err
+	}
 	return m.loadDefinitions()
+}
+
+// loadServiceBusConfig declares what --servicebus-config holds, if given:
+// the official Service Bus emulator's Config.json, unchanged.
+func (m *Main) loadServiceBusConfig() error {
+	if m.Config.ServiceBusConfig == "" {
+		return nil
+	}
+	b, err := os.ReadFile(m.Config.ServiceBusConfig)
+	if err != nil {
+		return fmt.Errorf("--servicebus-config: %w", err)
+	}
+	if err := m.SB.LoadConfig(b); err != nil {
+		return fmt.Errorf("--servicebus-config %s: %w", m.Config.ServiceBusConfig, err)
+	}
+	return nil
 }
 
 // loadDefinitions declares what --rabbitmq-definitions holds, if given:

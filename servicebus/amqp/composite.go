@@ -1,0 +1,532 @@
+package amqp
+
+import (
+	"time"
+)
+
+// A composite type (§1.4) is a described list whose items are its fields in
+// order; trailing fields may be left out and any field may be null, both
+// meaning the field's default. This file reads and writes such lists.
+
+// fieldDecoder is a composite type that can fill itself from its fields.
+type fieldDecoder interface {
+	decodeFields(f *fields)
+}
+
+// fields reads the items of a composite's list one field at a time. The
+// first error sticks: later reads return zero values, and finish reports it.
+type fields struct {
+	d    decoder
+	n    int // items not read yet
+	i    int // index of the next field, for error messages
+	name string
+	err  error
+}
+
+// decodeList reads a list (the value of a composite) into c.
+func (d *decoder) decodeList(c fieldDecoder) error {
+	code, err := d.byte()
+	if err != nil {
+		return err
+	}
+	f := fields{name: compositeName(c)}
+	switch code {
+	case codeList0:
+	case codeList8, codeList32:
+		if f.d, f.n, err = d.compound(code == codeList32); err != nil {
+			return err
+		}
+	default:
+		return decodeErrorf("%s: format code 0x%02x, want a list", f.name, code)
+	}
+	c.decodeFields(&f)
+	// Fields this version does not know are checked and ignored (§1.4 allows
+	// a later version to append fields).
+	for f.err == nil && f.n > 0 {
+		f.n--
+		f.err = f.d.skip()
+	}
+	if f.err != nil {
+		return f.err
+	}
+	return f.d.done()
+}
+
+func compositeName(c fieldDecoder) string {
+	switch c.(type) {
+	case *Open:
+		return "open"
+	case *Begin:
+		return "begin"
+	case *Attach:
+		return "attach"
+	case *Flow:
+		return "flow"
+	case *Transfer:
+		return "transfer"
+	case *Disposition:
+		return "disposition"
+	case *Detach:
+		return "detach"
+	case *End:
+		return "end"
+	case *Close:
+		return "close"
+	case *Error:
+		return "error"
+	case *Source:
+		return "source"
+	case *Target:
+		return "target"
+	case *Header:
+		return "header"
+	case *Properties:
+		return "properties"
+	case *SASLMechanisms:
+		return "sasl-mechanisms"
+	case *SASLInit:
+		return "sasl-init"
+	case *SASLChallenge:
+		return "sasl-challenge"
+	case *SASLResponse:
+		return "sasl-response"
+	case *SASLOutcome:
+		return "sasl-outcome"
+	}
+	return "delivery-state"
+}
+
+// next moves to the next field and returns its format code; ok is false when
+// the field is absent: null, past the end of the list, or after an error.
+func (f *fields) next() (code byte, ok bool) {
+	f.i++
+	if f.err != nil || f.n == 0 {
+		return 0, false
+	}
+	f.n--
+	c, err := f.d.byte()
+	if err != nil {
+		f.err = err
+		return 0, false
+	}
+	return c, c != codeNull
+}
+
+// missing records that a mandatory field was absent.
+func (f *fields) missing(field string) {
+	if f.err == nil {
+		f.err = decodeErrorf("%s: mandatory field %s is absent", f.name, field)
+	}
+}
+
+func (f *fields) wrongType(c byte) {
+	f.err = decodeErrorf("%s: field %d has unexpected format code 0x%02x", f.name, f.i, c)
+}
+
+// get reads the next field with read if accept allows its format code.
+func get[T any](f *fields, accept func(byte) bool, read func(*decoder, byte) (T, error)) (v T, ok bool) {
+	c, ok := f.next()
+	if !ok {
+		return v, false
+	}
+	if !accept(c) {
+		f.wrongType(c)
+		return v, false
+	}
+	v, err := read(&f.d, c)
+	if err != nil {
+		f.err = err
+		return v, false
+	}
+	return v, true
+}
+
+func isBool(c byte) bool   { return c == codeBool || c == codeTrue || c == codeFalse }
+func isUbyte(c byte) bool  { return c == codeUbyte }
+func isUshort(c byte) bool { return c == codeUshort }
+func isUint(c byte) bool   { return c == codeUint || c == codeSmallUint || c == codeUint0 }
+func isUlong(c byte) bool  { return c == codeUlong || c == codeSmallUlong || c == codeUlong0 }
+func isBinary(c byte) bool { return c == codeVbin8 || c == codeVbin32 }
+func isString(c byte) bool { return c == codeStr8 || c == codeStr32 }
+func isSymbol(c byte) bool { return c == codeSym8 || c == codeSym32 }
+func isMap(c byte) bool    { return c == codeMap8 || c == codeMap32 }
+func isTime(c byte) bool   { return c == codeTimestamp }
+
+func (f *fields) bool() bool {
+	v, _ := get(f, isBool, (*decoder).boolBody)
+	return v
+}
+
+func (f *fields) boolPtr() *bool {
+	if v, ok := get(f, isBool, (*decoder).boolBody); ok {
+		return &v
+	}
+	return nil
+}
+
+func (f *fields) ubyte() (uint8, bool) {
+	return get(f, isUbyte, func(d *decoder, _ byte) (uint8, error) { return d.byte() })
+}
+
+func (f *fields) ubytePtr() *uint8 {
+	if v, ok := f.ubyte(); ok {
+		return &v
+	}
+	return nil
+}
+
+func (f *fields) ushort() (uint16, bool) {
+	return get(f, isUshort, func(d *decoder, _ byte) (uint16, error) { return d.u16() })
+}
+
+func (f *fields) uint() (uint32, bool) {
+	return get(f, isUint, (*decoder).uintBody)
+}
+
+func (f *fields) uintPtr() *uint32 {
+	if v, ok := f.uint(); ok {
+		return &v
+	}
+	return nil
+}
+
+func (f *fields) ulong() (uint64, bool) {
+	return get(f, isUlong, (*decoder).ulongBody)
+}
+
+func (f *fields) binary() []byte {
+	v, _ := get(f, isBinary, (*decoder).binaryBody)
+	return v
+}
+
+func (f *fields) string() (string, bool) {
+	return get(f, isString, (*decoder).stringBody)
+}
+
+func (f *fields) symbol() (Symbol, bool) {
+	return get(f, isSymbol, (*decoder).symbolBody)
+}
+
+func (f *fields) timestamp() time.Time {
+	v, _ := get(f, isTime, (*decoder).timestampBody)
+	return v
+}
+
+func (f *fields) mapv() Map {
+	v, _ := get(f, isMap, (*decoder).mapBody)
+	return v
+}
+
+// any reads a field of any type, such as a message-id.
+func (f *fields) any() any {
+	c, ok := f.next()
+	if !ok {
+		return nil
+	}
+	var v any
+	var err error
+	if c == codeDescribed {
+		v, err = f.d.described()
+	} else {
+		v, err = f.d.body(c)
+	}
+	if err != nil {
+		f.err = err
+	}
+	return v
+}
+
+// symbols reads a multiple symbol field (§1.3): one symbol or an array.
+func (f *fields) symbols() []Symbol {
+	c, ok := f.next()
+	if !ok {
+		return nil
+	}
+	switch c {
+	case codeSym8, codeSym32:
+		s, err := f.d.symbolBody(c)
+		if err != nil {
+			f.err = err
+			return nil
+		}
+		return []Symbol{s}
+	case codeArray8, codeArray32:
+		v, err := f.d.arrayBody(c)
+		if err != nil {
+			f.err = err
+			return nil
+		}
+		if s, ok := v.([]Symbol); ok {
+			return s
+		}
+		if a, ok := v.(*Array); ok && len(a.Items) == 0 {
+			return []Symbol{}
+		}
+	}
+	f.wrongType(c)
+	return nil
+}
+
+// composite reads a described field that must be one of the composite types
+// this package models (error, delivery states, source, target). A described
+// value with another descriptor is an error unless allowOther, when it is
+// returned as *Described.
+func (f *fields) composite(allowOther bool) any {
+	c, ok := f.next()
+	if !ok {
+		return nil
+	}
+	if c != codeDescribed {
+		f.wrongType(c)
+		return nil
+	}
+	v, err := f.d.described()
+	if err != nil {
+		f.err = err
+		return nil
+	}
+	if _, ok := v.(*Described); ok && !allowOther {
+		f.err = decodeErrorf("%s: field %d has an unexpected descriptor", f.name, f.i)
+		return nil
+	}
+	return v
+}
+
+func (f *fields) error() *Error {
+	v := f.composite(false)
+	e, ok := v.(*Error)
+	if !ok && v != nil {
+		f.err = decodeErrorf("%s: field %d is not an error", f.name, f.i)
+	}
+	return e
+}
+
+func (f *fields) deliveryState() DeliveryState {
+	v := f.composite(true)
+	s, ok := v.(DeliveryState)
+	if !ok && v != nil {
+		f.err = decodeErrorf("%s: field %d is not a delivery state", f.name, f.i)
+	}
+	return s
+}
+
+func (f *fields) source() *Source {
+	v := f.composite(false)
+	s, ok := v.(*Source)
+	if !ok && v != nil {
+		f.err = decodeErrorf("%s: field %d is not a source", f.name, f.i)
+	}
+	return s
+}
+
+func (f *fields) target() *Target {
+	v := f.composite(false)
+	t, ok := v.(*Target)
+	if !ok && v != nil {
+		f.err = decodeErrorf("%s: field %d is not a target", f.name, f.i)
+	}
+	return t
+}
+
+// listWriter writes a composite: its descriptor and a list of fields, with
+// trailing null fields left out (§1.4).
+type listWriter struct {
+	dst   []byte
+	start int // where the composite starts, to undo on error
+	at    int // where the list header is reserved
+	n     int // fields written
+	last  int // fields up to and including the last non-null one
+	end   int // len(dst) after the last non-null field
+	err   error
+}
+
+func beginComposite(dst []byte, desc uint64) listWriter {
+	w := listWriter{start: len(dst)}
+	w.dst = appendUlong(append(dst, codeDescribed), desc)
+	w.dst, w.at = beginCompound(w.dst)
+	w.end = len(w.dst)
+	return w
+}
+
+// wrote records a field written from offset before; a lone null byte does
+// not count as a value.
+func (w *listWriter) wrote(before int) {
+	w.n++
+	if len(w.dst) == before+1 && w.dst[before] == codeNull {
+		return
+	}
+	w.last, w.end = w.n, len(w.dst)
+}
+
+func (w *listWriter) null() {
+	w.dst = append(w.dst, codeNull)
+	w.n++
+}
+
+func (w *listWriter) bool(v bool) {
+	b := len(w.dst)
+	w.dst = appendBool(w.dst, v)
+	w.wrote(b)
+}
+
+// flag writes a boolean field whose default is false, as null when false.
+func (w *listWriter) flag(v bool) {
+	if v {
+		w.bool(true)
+	} else {
+		w.null()
+	}
+}
+
+func (w *listWriter) boolPtr(p *bool) {
+	if p == nil {
+		w.null()
+	} else {
+		w.bool(*p)
+	}
+}
+
+func (w *listWriter) ubyte(v uint8) {
+	b := len(w.dst)
+	w.dst = append(w.dst, codeUbyte, v)
+	w.wrote(b)
+}
+
+func (w *listWriter) ubytePtr(p *uint8) {
+	if p == nil {
+		w.null()
+	} else {
+		w.ubyte(*p)
+	}
+}
+
+func (w *listWriter) ushort(v uint16) {
+	b := len(w.dst)
+	w.dst = append(w.dst, codeUshort, byte(v>>8), byte(v))
+	w.wrote(b)
+}
+
+func (w *listWriter) uint(v uint32) {
+	b := len(w.dst)
+	w.dst = appendUint(w.dst, v)
+	w.wrote(b)
+}
+
+// optUint writes a uint field for which zero means absent, as null when 0.
+func (w *listWriter) optUint(v uint32) {
+	if v == 0 {
+		w.null()
+	} else {
+		w.uint(v)
+	}
+}
+
+func (w *listWriter) uintPtr(p *uint32) {
+	if p == nil {
+		w.null()
+	} else {
+		w.uint(*p)
+	}
+}
+
+func (w *listWriter) ulong(v uint64) {
+	b := len(w.dst)
+	w.dst = appendUlong(w.dst, v)
+	w.wrote(b)
+}
+
+// binary writes a binary field, as null when nil.
+func (w *listWriter) binary(v []byte) {
+	if v == nil {
+		w.null()
+		return
+	}
+	b := len(w.dst)
+	w.dst = appendBinary(w.dst, v)
+	w.wrote(b)
+}
+
+func (w *listWriter) string(v string) {
+	b := len(w.dst)
+	w.dst = appendString(w.dst, v)
+	w.wrote(b)
+}
+
+// optString writes a string field, as null when empty.
+func (w *listWriter) optString(v string) {
+	if v == "" {
+		w.null()
+	} else {
+		w.string(v)
+	}
+}
+
+func (w *listWriter) symbol(v Symbol) {
+	b := len(w.dst)
+	w.dst = appendSymbol(w.dst, v)
+	w.wrote(b)
+}
+
+// optSymbol writes a symbol field, as null when empty.
+func (w *listWriter) optSymbol(v Symbol) {
+	if v == "" {
+		w.null()
+	} else {
+		w.symbol(v)
+	}
+}
+
+// symbols writes a multiple symbol field as an array, as null when empty.
+func (w *listWriter) symbols(v []Symbol) {
+	if len(v) == 0 {
+		w.null()
+		return
+	}
+	w.value(v)
+}
+
+func (w *listWriter) timestamp(t time.Time) {
+	if t.IsZero() {
+		w.null()
+		return
+	}
+	b := len(w.dst)
+	w.dst = appendTimestamp(w.dst, t)
+	w.wrote(b)
+}
+
+// value writes a field of any encodable value, nil as null.
+func (w *listWriter) value(v any) {
+	if w.err != nil {
+		w.n++
+		return
+	}
+	b := len(w.dst)
+	w.dst, w.err = AppendValue(w.dst, v)
+	w.wrote(b)
+}
+
+// mapv writes a map field, as null when nil.
+func (w *listWriter) mapv(m Map) {
+	if m == nil {
+		w.null()
+		return
+	}
+	w.value(m)
+}
+
+// finish drops trailing nulls and writes the list header.
+func (w *listWriter) finish() ([]byte, error) {
+	if w.err != nil {
+		return w.dst[:w.start], w.err
+	}
+	w.dst = w.dst[:w.end]
+	if w.last == 0 {
+		return append(w.dst[:w.at], codeList0), nil
+	}
+	out, err := endCompound(w.dst, w.at, w.last, codeList8, codeList32, auto)
+	if err != nil {
+		return out[:w.start], err
+	}
+	return out, nil
+}

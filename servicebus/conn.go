@@ -1,0 +1,492 @@
+package servicebus
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lapse-emulator/lapse/servicebus/amqp"
+	"github.com/lapse-emulator/lapse/servicebus/sas"
+)
+
+// Connection limits lapse advertises.
+const (
+	ourMaxFrameSize = 256 * 1024
+	ourChannelMax   = 4999
+	// ourIdleTimeout is the idle time-out lapse advertises: a client that
+	// sends nothing for twice as long is dropped.
+	ourIdleTimeout = 120 * time.Second
+	// handshakeTimeout bounds SASL and open.
+	handshakeTimeout = 30 * time.Second
+	// maxKeepAlive caps the interval of our empty frames, well within any
+	// peer's idle time-out (go-amqp reads with a 60 s deadline).
+	maxKeepAlive = 15 * time.Second
+)
+
+// conn is one AMQP 1.0 connection: one goroutine reads and dispatches
+// frames, one writes what the others queue.
+type conn struct {
+	s   *Server
+	nc  net.Conn
+	id  uint64
+	log *slog.Logger
+	br  *bufio.Reader
+
+	wmu       sync.Mutex // guards wbuf
+	wbuf      []byte
+	iomu      sync.Mutex // keeps writes to nc in the order they were queued
+	wsig      chan struct{}
+	lastWrite atomic.Int64 // unix nanoseconds, real time
+
+	done      chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+
+	peerMaxFrame uint32
+	hostname     string
+	plainAuthed  bool // SASL PLAIN with a valid key
+
+	smu      sync.Mutex
+	sessions map[uint16]*session
+
+	amu    sync.Mutex
+	claims []claim
+
+	ackOnce sync.Once
+	acks    chan pendingAck
+}
+
+// claim is a CBS token the client put: its audience path and expiry.
+type claim struct {
+	path    string
+	expires time.Time
+}
+
+func (s *Server) newConn(nc net.Conn) *conn {
+	id := s.nconn.Add(1)
+	return &conn{
+		s: s, nc: nc, id: id,
+		log:          s.log().With("conn", id, "remote", nc.RemoteAddr().String()),
+		br:           bufio.NewReaderSize(nc, 64*1024),
+		wsig:         make(chan struct{}, 1),
+		done:         make(chan struct{}),
+		peerMaxFrame: 512,
+		sessions:     map[uint16]*session{},
+	}
+}
+
+// serve runs the connection until it closes.
+func (c *conn) serve(header [8]byte) {
+	defer c.shutdown()
+	c.log.Debug("connection opened")
+	c.wg.Add(1)
+	go c.writer()
+	c.nc.SetReadDeadline(time.Now().Add(handshakeTimeout))
+	if header == amqp.HeaderSASL {
+		if err := c.sasl(); err != nil {
+			c.log.Debug("SASL failed", "err", err)
+			return
+		}
+		if _, err := io.ReadFull(c.br, header[:]); err != nil {
+			return
+		}
+	}
+	if header != amqp.HeaderAMQP {
+		c.rawWrite(amqp.HeaderAMQP[:])
+		return
+	}
+	c.rawWrite(amqp.HeaderAMQP[:])
+	if err := c.open(); err != nil {
+		c.log.Debug("open failed", "err", err)
+		return
+	}
+	c.readLoop()
+}
+
+// sasl runs the SASL exchange (§5.3): ANONYMOUS, as the SDKs use with CBS,
+// and PLAIN with a key name and key as user name and password.
+func (c *conn) sasl() error {
+	c.rawWrite(amqp.HeaderSASL[:])
+	c.writeFrame(amqp.FrameSASL, 0, &amqp.SASLMechanisms{Mechanisms: []amqp.Symbol{"ANONYMOUS", "PLAIN", "MSSBCBS"}})
+	f, buf, err := amqp.ReadFrame(c.br, nil, ourMaxFrameSize)
+	_ = buf
+	if err != nil {
+		return err
+	}
+	init, ok := f.Body.(*amqp.SASLInit)
+	if !ok || f.Type != amqp.FrameSASL {
+		return fmt.Errorf("expected sasl-init, got %T", f.Body)
+	}
+	code := uint8(0)
+	switch init.Mechanism {
+	case "ANONYMOUS", "MSSBCBS":
+	case "PLAIN":
+		parts := bytes.SplitN(init.InitialResponse, []byte{0}, 3)
+		code = 1
+		if len(parts) == 3 {
+			for _, k := range c.s.cfg.Keys {
+				if string(parts[1]) == k.Name && string(parts[2]) == k.Value {
+					code, c.plainAuthed = 0, true
+				}
+			}
+		}
+	default:
+		code = 1
+	}
+	c.writeFrame(amqp.FrameSASL, 0, &amqp.SASLOutcome{Code: code})
+	c.flushNow()
+	if code != 0 {
+		return errors.New("SASL authentication failed")
+	}
+	return nil
+}
+
+// open exchanges open frames.
+func (c *conn) open() error {
+	f, _, err := amqp.ReadFrame(c.br, nil, ourMaxFrameSize)
+	if err != nil {
+		return err
+	}
+	o, ok := f.Body.(*amqp.Open)
+	if !ok {
+		c.closeWith(&amqp.Error{Condition: condFramingError, Description: "expected an open frame"})
+		return fmt.Errorf("expected open, got %T", f.Body)
+	}
+	if o.MaxFrameSize >= 512 {
+		c.peerMaxFrame = min(o.MaxFrameSize, ourMaxFrameSize)
+	} else if o.MaxFrameSize == 0 {
+		c.peerMaxFrame = ourMaxFrameSize
+	}
+	c.hostname = o.Hostname
+	props := amqp.Map{
+		{Key: amqp.Symbol("product"), Value: "lapse"},
+		{Key: amqp.Symbol("version"), Value: c.s.cfg.Version},
+	}
+	chMax := uint16(ourChannelMax)
+	c.writeFrame(amqp.FrameAMQP, 0, &amqp.Open{
+		ContainerID:  c.s.cfg.Namespace,
+		Hostname:     o.Hostname,
+		MaxFrameSize: ourMaxFrameSize,
+		ChannelMax:   &chMax,
+		IdleTimeOut:  uint32(ourIdleTimeout / time.Millisecond),
+		Properties:   props,
+	})
+	if o.IdleTimeOut > 0 {
+		every := time.Duration(o.IdleTimeOut) * time.Millisecond / 2
+		every = min(every, maxKeepAlive)
+		every = max(every, 100*time.Millisecond)
+		c.wg.Add(1)
+		go c.keepAlive(every)
+	}
+	return nil
+}
+
+// readLoop reads frames until the connection ends.
+func (c *conn) readLoop() {
+	var buf []byte
+	for {
+		c.nc.SetReadDeadline(time.Now().Add(2 * ourIdleTimeout))
+		f, b, err := amqp.ReadFrame(c.br, buf, ourMaxFrameSize)
+		buf = b
+		if err != nil {
+			var de *amqp.DecodeError
+			if errors.As(err, &de) {
+				c.closeWith(&amqp.Error{Condition: condDecode, Description: de.Error()})
+			} else if !isClosedErr(err) {
+				c.log.Debug("read failed", "err", err)
+			}
+			return
+		}
+		if f.Body == nil {
+			continue // empty frame: keep-alive
+		}
+		if f.Type != amqp.FrameAMQP {
+			c.closeWith(&amqp.Error{Condition: condFramingError, Description: "a SASL frame after the SASL exchange"})
+			return
+		}
+		if !c.dispatch(f) {
+			return
+		}
+	}
+}
+
+// dispatch handles one frame; false ends the connection.
+func (c *conn) dispatch(f amqp.Frame) (cont bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("panic serving a frame", "panic", r, "frame", fmt.Sprintf("%T", f.Body))
+			c.closeWith(&amqp.Error{Condition: condInternal, Description: "The service was unable to process the request."})
+			cont = false
+		}
+	}()
+	switch b := f.Body.(type) {
+	case *amqp.Close:
+		c.writeFrame(amqp.FrameAMQP, 0, &amqp.Close{})
+		c.flushNow()
+		return false
+	case *amqp.Open:
+		c.closeWith(&amqp.Error{Condition: condFramingError, Description: "a second open frame"})
+		return false
+	case *amqp.Begin:
+		c.begin(f.Channel, b)
+		return true
+	}
+	c.smu.Lock()
+	ss := c.sessions[f.Channel]
+	c.smu.Unlock()
+	if ss == nil {
+		c.closeWith(&amqp.Error{Condition: amqp.Symbol("amqp:connection:framing-error"), Description: fmt.Sprintf("channel %d has no session", f.Channel)})
+		return false
+	}
+	return ss.handle(f)
+}
+
+// begin starts a session on channel ch; lapse answers on the same channel
+// number.
+func (c *conn) begin(ch uint16, b *amqp.Begin) {
+	c.smu.Lock()
+	if c.sessions[ch] != nil || ch > ourChannelMax {
+		c.smu.Unlock()
+		c.closeWith(&amqp.Error{Condition: amqp.Symbol("amqp:connection:framing-error"), Description: fmt.Sprintf("channel %d is in use or out of range", ch)})
+		return
+	}
+	ss := newSession(c, ch, b)
+	c.sessions[ch] = ss
+	c.smu.Unlock()
+	remote, hmax := ch, uint32(handleMax)
+	c.writeFrame(amqp.FrameAMQP, ch, &amqp.Begin{
+		RemoteChannel:  &remote,
+		NextOutgoingID: 0,
+		IncomingWindow: sessionWindow,
+		OutgoingWindow: sessionWindow,
+		HandleMax:      &hmax,
+	})
+}
+
+func (c *conn) endSession(ch uint16) {
+	c.smu.Lock()
+	ss := c.sessions[ch]
+	delete(c.sessions, ch)
+	c.smu.Unlock()
+	if ss != nil {
+		ss.stop()
+	}
+}
+
+// keepAlive sends empty frames when nothing else was written for a while.
+func (c *conn) keepAlive(every time.Duration) {
+	defer c.wg.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-t.C:
+			if time.Since(time.Unix(0, c.lastWrite.Load())) >= every {
+				c.wmu.Lock()
+				c.wbuf, _ = amqp.AppendFrame(c.wbuf, amqp.FrameAMQP, 0, nil, nil)
+				c.wmu.Unlock()
+				c.kick()
+			}
+		}
+	}
+}
+
+// writeFrame queues a frame for the writer.
+func (c *conn) writeFrame(typ amqp.FrameType, ch uint16, p amqp.Performative) {
+	c.wmu.Lock()
+	var err error
+	c.wbuf, err = amqp.AppendFrame(c.wbuf, typ, ch, p, nil)
+	c.wmu.Unlock()
+	if err != nil {
+		c.log.Error("encoding a frame", "err", err, "frame", fmt.Sprintf("%T", p))
+		return
+	}
+	c.kick()
+}
+
+// writeTransfer queues a delivery, split into frames of the peer's
+// max-frame-size; the frames of one delivery stay together.
+func (c *conn) writeTransfer(ch uint16, t *amqp.Transfer, payload []byte) error {
+	c.wmu.Lock()
+	defer c.kick()
+	defer c.wmu.Unlock()
+	head, err := t.AppendTo(nil)
+	if err != nil {
+		return err
+	}
+	room := int(c.peerMaxFrame) - 8 - len(head) - 8
+	if len(payload) <= room {
+		c.wbuf, err = amqp.AppendFrame(c.wbuf, amqp.FrameAMQP, ch, t, payload)
+		return err
+	}
+	first := *t
+	first.More = true
+	c.wbuf, err = amqp.AppendFrame(c.wbuf, amqp.FrameAMQP, ch, &first, payload[:room])
+	if err != nil {
+		return err
+	}
+	payload = payload[room:]
+	for len(payload) > 0 {
+		next := amqp.Transfer{Handle: t.Handle}
+		h, _ := next.AppendTo(nil)
+		n := min(len(payload), int(c.peerMaxFrame)-8-len(h)-8)
+		next.More = n < len(payload)
+		c.wbuf, err = amqp.AppendFrame(c.wbuf, amqp.FrameAMQP, ch, &next, payload[:n])
+		if err != nil {
+			return err
+		}
+		payload = payload[n:]
+	}
+	return nil
+}
+
+func (c *conn) rawWrite(b []byte) {
+	c.wmu.Lock()
+	c.wbuf = append(c.wbuf, b...)
+	c.wmu.Unlock()
+	c.kick()
+}
+
+func (c *conn) kick() {
+	select {
+	case c.wsig <- struct{}{}:
+	default:
+	}
+}
+
+// flushNow writes what is queued before returning (the handshake, close).
+func (c *conn) flushNow() {
+	c.iomu.Lock()
+	defer c.iomu.Unlock()
+	c.wmu.Lock()
+	b := c.wbuf
+	c.wbuf = nil
+	c.wmu.Unlock()
+	if len(b) > 0 {
+		c.nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		c.nc.Write(b)
+		c.lastWrite.Store(time.Now().UnixNano())
+	}
+}
+
+// writer writes queued frames, as many as have gathered at a time.
+func (c *conn) writer() {
+	defer c.wg.Done()
+	var spare []byte
+	for {
+		select {
+		case <-c.done:
+			c.flushNow()
+			return
+		case <-c.wsig:
+		}
+		c.iomu.Lock()
+		c.wmu.Lock()
+		b := c.wbuf
+		c.wbuf = spare[:0]
+		c.wmu.Unlock()
+		if len(b) == 0 {
+			c.iomu.Unlock()
+			spare = b
+			continue
+		}
+		c.nc.SetWriteDeadline(time.Now().Add(2 * ourIdleTimeout))
+		_, err := c.nc.Write(b)
+		c.iomu.Unlock()
+		if err != nil {
+			c.nc.Close()
+			return
+		}
+		c.lastWrite.Store(time.Now().UnixNano())
+		if cap(b) <= 1<<20 {
+			spare = b
+		} else {
+			spare = nil
+		}
+	}
+}
+
+// closeWith closes the connection with an error (§2.4.3).
+func (c *conn) closeWith(e *amqp.Error) {
+	c.log.Debug("closing the connection", "condition", e.Condition, "description", e.Description)
+	c.writeFrame(amqp.FrameAMQP, 0, &amqp.Close{Error: e})
+	c.flushNow()
+	c.nc.Close()
+}
+
+// forceClose closes the connection from another goroutine.
+func (c *conn) forceClose(reason string) {
+	c.closeWith(&amqp.Error{Condition: condConnForced, Description: "The connection was closed by the server: " + reason + "."})
+}
+
+// shutdown ends every session and waits for the connection's goroutines.
+func (c *conn) shutdown() {
+	c.closeOnce.Do(func() { close(c.done) })
+	c.nc.Close()
+	c.smu.Lock()
+	ss := make([]*session, 0, len(c.sessions))
+	for _, s := range c.sessions {
+		ss = append(ss, s)
+	}
+	c.sessions = map[uint16]*session{}
+	c.smu.Unlock()
+	for _, s := range ss {
+		s.stop()
+	}
+	c.wg.Wait()
+	c.log.Debug("connection closed")
+}
+
+// authorized reports whether the connection may use the entity at path:
+// it logged in with PLAIN, or put a CBS token whose audience covers path.
+func (c *conn) authorized(path string) bool {
+	if c.plainAuthed {
+		return true
+	}
+	now := time.Now() // tokens expire on the wall clock, see cbsRequest
+	c.amu.Lock()
+	defer c.amu.Unlock()
+	p := fold(path)
+	for _, cl := range c.claims {
+		if cl.expires.After(now) && (cl.path == "" || p == cl.path || strings.HasPrefix(p, cl.path+"/")) {
+			return true
+		}
+	}
+	return false
+}
+
+// addClaim records a CBS token for an audience.
+func (c *conn) addClaim(audience string, expires time.Time) {
+	path := audience
+	if i := strings.Index(path, "://"); i >= 0 {
+		path = path[i+3:]
+		if j := strings.IndexByte(path, '/'); j >= 0 {
+			path = path[j+1:]
+		} else {
+			path = ""
+		}
+	}
+	path = fold(strings.Trim(path, "/"))
+	c.amu.Lock()
+	c.claims = append(c.claims, claim{path: path, expires: expires})
+	if len(c.claims) > 1024 { // a long-lived connection re-puts tokens: keep the newest
+		c.claims = append([]claim(nil), c.claims[len(c.claims)-512:]...)
+	}
+	c.amu.Unlock()
+}
+
+func isClosedErr(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+var _ = sas.Key{}

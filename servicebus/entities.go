@@ -1,0 +1,300 @@
+package servicebus
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/lapse-emulator/lapse/adapters"
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/servicebus/atom"
+	"github.com/lapse-emulator/lapse/servicebus/sqlfilter"
+)
+
+// Entity kinds as core entities carry them.
+const (
+	kindQueue        = "queue"
+	kindTopic        = "topic"
+	kindSubscription = "subscription"
+	kindDLQ          = "deadletterqueue"
+	kindTransferDLQ  = "transferdeadletterqueue"
+)
+
+// queueEnt is a queue.
+type queueEnt struct {
+	name             string
+	props            atom.QueueProperties
+	created, updated time.Time
+	main, dlq, tdlq  *node
+}
+
+// topicEnt is a topic and its subscriptions.
+type topicEnt struct {
+	name             string
+	props            atom.TopicProperties
+	created, updated time.Time
+	key              core.EntityKey
+	subs             map[string]*subEnt // by folded name
+}
+
+// subEnt is a subscription and its rules.
+type subEnt struct {
+	topic            *topicEnt
+	name             string
+	props            atom.SubscriptionProperties
+	created, updated time.Time
+	rules            []*rule // by name
+	main, dlq, tdlq  *node
+}
+
+// rule is a subscription rule, compiled.
+type rule struct {
+	props   atom.RuleProperties
+	created time.Time
+	always  bool // TrueFilter
+	never   bool // FalseFilter
+	sql     *sqlfilter.Filter
+	corr    *sqlfilter.Correlation
+	action  *sqlfilter.Action
+}
+
+// node is an entity messages are received from: a queue, a subscription or
+// one of their dead-letter queues. Its receivers wait on it.
+type node struct {
+	id    uint32
+	key   core.EntityKey
+	kind  subQueue
+	queue *queueEnt // the owner: a queue or a subscription
+	sub   *subEnt
+
+	mu      sync.Mutex
+	waiters map[*link]struct{}
+}
+
+// path returns the node's entity path.
+func (n *node) path() string { return n.key.Name }
+
+// lockDuration is how long a peek-lock lasts on the node.
+func (n *node) lockDuration() time.Duration {
+	if n.queue != nil {
+		return n.queue.props.LockDuration
+	}
+	return n.sub.props.LockDuration
+}
+
+// maxDeliveryCount is the owner's MaxDeliveryCount; dead-letter queues have none.
+func (n *node) maxDeliveryCount() int32 {
+	if n.kind != subMain {
+		return 0
+	}
+	if n.queue != nil {
+		return n.queue.props.MaxDeliveryCount
+	}
+	return n.sub.props.MaxDeliveryCount
+}
+
+// requiresSession reports whether the node's owner is session-enabled.
+func (n *node) requiresSession() bool {
+	if n.kind != subMain {
+		return false
+	}
+	if n.queue != nil {
+		return n.queue.props.RequiresSession
+	}
+	return n.sub.props.RequiresSession
+}
+
+// signal wakes the node's waiting receivers.
+func (n *node) signal() {
+	n.mu.Lock()
+	for l := range n.waiters {
+		l.wake()
+	}
+	n.mu.Unlock()
+}
+
+func (n *node) wait(l *link) {
+	n.mu.Lock()
+	if n.waiters == nil {
+		n.waiters = map[*link]struct{}{}
+	}
+	n.waiters[l] = struct{}{}
+	n.mu.Unlock()
+}
+
+func (n *node) unwait(l *link) {
+	n.mu.Lock()
+	delete(n.waiters, l)
+	n.mu.Unlock()
+}
+
+// entityMeta is what the server keeps in a core entity's Meta to rebuild
+// its tables after a restart.
+type entityMeta struct {
+	Kind         string                       `json:"kind"`
+	Name         string                       `json:"name"`
+	Topic        string                       `json:"topic,omitempty"`
+	Queue        *atom.QueueProperties        `json:"queue,omitempty"`
+	TopicProps   *atom.TopicProperties        `json:"topicProperties,omitempty"`
+	Subscription *atom.SubscriptionProperties `json:"subscription,omitempty"`
+	Rules        []ruleMeta                   `json:"rules,omitempty"`
+	Updated      time.Time                    `json:"updated"`
+}
+
+type ruleMeta struct {
+	Props   atom.RuleProperties `json:"props"`
+	Created time.Time           `json:"created"`
+}
+
+func (m *entityMeta) marshal() []byte {
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("servicebus: entity meta: %v", err))
+	}
+	return b
+}
+
+// key is the core key of an entity path.
+func key(path string) core.EntityKey { return core.EntityKey{Protocol: core.ServiceBus, Name: path} }
+
+// compileRule compiles a rule's filter and action.
+func compileRule(p atom.RuleProperties) (*rule, error) {
+	r := &rule{props: p}
+	switch p.Filter.Type {
+	case atom.TrueFilter, "":
+		r.always = true
+	case atom.FalseFilter:
+		r.never = true
+	case atom.CorrelationFilter:
+		c := p.Filter.Correlation
+		r.corr = &sqlfilter.Correlation{CorrelationID: c.CorrelationID, MessageID: c.MessageID, To: c.To,
+			ReplyTo: c.ReplyTo, Subject: c.Subject, SessionID: c.SessionID, ReplyToSessionID: c.ReplyToSessionID,
+			ContentType: c.ContentType, Properties: c.Properties}
+	case atom.SQLFilter:
+		f, err := sqlfilter.Compile(p.Filter.SQLExpression, p.Filter.Parameters)
+		if err != nil {
+			return nil, err
+		}
+		r.sql = f
+	default:
+		return nil, core.Errorf(core.EINVALID, "The filter type '%s' is not supported.", p.Filter.Type)
+	}
+	if p.Action != nil && p.Action.SQLExpression != "" {
+		a, err := sqlfilter.CompileAction(p.Action.SQLExpression, p.Action.Parameters)
+		if err != nil {
+			return nil, err
+		}
+		r.action = a
+	}
+	return r, nil
+}
+
+// matches reports whether the rule's filter takes the message.
+func (r *rule) matches(m sqlfilter.Message) (bool, error) {
+	switch {
+	case r.always:
+		return true, nil
+	case r.never:
+		return false, nil
+	case r.corr != nil:
+		return r.corr.Match(m), nil
+	}
+	return r.sql.Match(m)
+}
+
+// sortRules keeps a subscription's rules in name order.
+func sortRules(rs []*rule) {
+	sort.Slice(rs, func(i, j int) bool { return fold(rs[i].props.Name) < fold(rs[j].props.Name) })
+}
+
+// queuePolicy is the core policy of a queue.
+func (s *Server) queuePolicy(p atom.QueueProperties) (core.Policy, error) {
+	e := adapters.NewServiceBusEntity(adapters.ServiceBusQueue, s.cfg.Tier)
+	e.Namespace = s.cfg.Namespace
+	e.DefaultMessageTimeToLive = p.DefaultMessageTimeToLive
+	e.DeadLetteringOnMessageExpiration = p.DeadLetteringOnMessageExpiration
+	e.AutoDeleteOnIdle = p.AutoDeleteOnIdle
+	return e.Policy()
+}
+
+func (s *Server) topicPolicy(p atom.TopicProperties) (core.Policy, error) {
+	e := adapters.NewServiceBusEntity(adapters.ServiceBusTopic, s.cfg.Tier)
+	e.Namespace = s.cfg.Namespace
+	e.DefaultMessageTimeToLive = p.DefaultMessageTimeToLive
+	e.AutoDeleteOnIdle = p.AutoDeleteOnIdle
+	return e.Policy()
+}
+
+func (s *Server) subscriptionPolicy(p atom.SubscriptionProperties) (core.Policy, error) {
+	e := adapters.NewServiceBusEntity(adapters.ServiceBusSubscription, s.cfg.Tier)
+	e.Namespace = s.cfg.Namespace
+	e.DefaultMessageTimeToLive = p.DefaultMessageTimeToLive
+	e.DeadLetteringOnMessageExpiration = p.DeadLetteringOnMessageExpiration
+	e.AutoDeleteOnIdle = p.AutoDeleteOnIdle
+	return e.Policy()
+}
+
+// dlqPolicy is the policy of a dead-letter queue: its messages never
+// expire (SB-8: the dead-letter queue does not observe TTL).
+var dlqPolicy = core.Policy{DefaultTTL: core.Forever, MaxTTL: core.Forever, IgnoreItemTTL: true}
+
+// settings describe an entity for people.
+func durationSetting(k string, d time.Duration) core.Setting {
+	return core.Setting{Key: k, Value: adapters.FormatXMLDuration(d)}
+}
+
+func queueSettings(p atom.QueueProperties) []core.Setting {
+	st := []core.Setting{
+		durationSetting("DefaultMessageTimeToLive", p.DefaultMessageTimeToLive),
+		{Key: "DeadLetteringOnMessageExpiration", Value: fmt.Sprint(p.DeadLetteringOnMessageExpiration)},
+		durationSetting("LockDuration", p.LockDuration),
+		{Key: "MaxDeliveryCount", Value: fmt.Sprint(p.MaxDeliveryCount)},
+		durationSetting("AutoDeleteOnIdle", p.AutoDeleteOnIdle),
+	}
+	if p.RequiresSession {
+		st = append(st, core.Setting{Key: "RequiresSession", Value: "true"})
+	}
+	if p.ForwardTo != "" {
+		st = append(st, core.Setting{Key: "ForwardTo", Value: p.ForwardTo})
+	}
+	if p.ForwardDeadLetteredMessagesTo != "" {
+		st = append(st, core.Setting{Key: "ForwardDeadLetteredMessagesTo", Value: p.ForwardDeadLetteredMessagesTo})
+	}
+	return st
+}
+
+func topicSettings(p atom.TopicProperties) []core.Setting {
+	return []core.Setting{
+		durationSetting("DefaultMessageTimeToLive", p.DefaultMessageTimeToLive),
+		durationSetting("AutoDeleteOnIdle", p.AutoDeleteOnIdle),
+	}
+}
+
+func subscriptionSettings(p atom.SubscriptionProperties, rules []*rule) []core.Setting {
+	st := []core.Setting{
+		durationSetting("DefaultMessageTimeToLive", p.DefaultMessageTimeToLive),
+		{Key: "DeadLetteringOnMessageExpiration", Value: fmt.Sprint(p.DeadLetteringOnMessageExpiration)},
+		durationSetting("LockDuration", p.LockDuration),
+		{Key: "MaxDeliveryCount", Value: fmt.Sprint(p.MaxDeliveryCount)},
+		durationSetting("AutoDeleteOnIdle", p.AutoDeleteOnIdle),
+	}
+	if p.ForwardTo != "" {
+		st = append(st, core.Setting{Key: "ForwardTo", Value: p.ForwardTo})
+	}
+	for _, r := range rules {
+		v := string(r.props.Filter.Type)
+		switch r.props.Filter.Type {
+		case atom.SQLFilter:
+			v = r.props.Filter.SQLExpression
+		case atom.CorrelationFilter:
+			v = "correlation " + r.props.Filter.Correlation.CorrelationID
+		}
+		if r.props.Action != nil && r.props.Action.SQLExpression != "" {
+			v += "; action " + r.props.Action.SQLExpression
+		}
+		st = append(st, core.Setting{Key: "rule " + r.props.Name, Value: v})
+	}
+	return st
+}

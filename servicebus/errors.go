@@ -1,0 +1,79 @@
+package servicebus
+
+import (
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/servicebus/amqp"
+)
+
+// AMQP error conditions Service Bus uses (servicebus.md §2.8).
+const (
+	condNotFound         = amqp.Symbol("amqp:not-found")
+	condUnauthorized     = amqp.Symbol("amqp:unauthorized-access")
+	condNotAllowed       = amqp.Symbol("amqp:not-allowed")
+	condInternal         = amqp.Symbol("amqp:internal-error")
+	condDecode           = amqp.Symbol("amqp:decode-error")
+	condInvalidField     = amqp.Symbol("amqp:invalid-field")
+	condNotImplemented   = amqp.Symbol("amqp:not-implemented")
+	condResourceLimit    = amqp.Symbol("amqp:resource-limit-exceeded")
+	condFramingError     = amqp.Symbol("amqp:connection:framing-error")
+	condConnForced       = amqp.Symbol("amqp:connection:forced")
+	condDetachForced     = amqp.Symbol("amqp:link:detach-forced")
+	condMessageTooLarge  = amqp.Symbol("amqp:link:message-size-exceeded")
+	condHandleInUse      = amqp.Symbol("amqp:session:handle-in-use")
+	condUnattached       = amqp.Symbol("amqp:session:unattached-handle")
+	condWindowViolation  = amqp.Symbol("amqp:session:window-violation")
+	condTransferLimit    = amqp.Symbol("amqp:link:transfer-limit-exceeded")
+	condLockLost         = amqp.Symbol("com.microsoft:message-lock-lost")
+	condArgumentError    = amqp.Symbol("com.microsoft:argument-error")
+	condDeadLetter       = amqp.Symbol("com.microsoft:dead-letter")
+	condEntityExists     = amqp.Symbol("com.microsoft:entity-already-exists")
+	condServerBusy       = amqp.Symbol("com.microsoft:server-busy")
+	condSessionCantLock  = amqp.Symbol("com.microsoft:session-cannot-be-locked")
+	condPreconditionFail = amqp.Symbol("amqp:precondition-failed")
+)
+
+// errorTable maps core's error codes to AMQP conditions and the status
+// codes of the management and CBS nodes, in one place (STYLE.md rule 5).
+var errorTable = map[string]struct {
+	cond   amqp.Symbol
+	status int32
+}{
+	core.ENOTFOUND:       {condNotFound, 404},
+	core.EUNAUTHORIZED:   {condUnauthorized, 401},
+	core.ELOCKLOST:       {condLockLost, 410},
+	core.ETOOLARGE:       {condMessageTooLarge, 413},
+	core.EINVALID:        {condArgumentError, 400},
+	core.EPRECONDITION:   {condNotAllowed, 400},
+	core.ECONFLICT:       {condEntityExists, 409},
+	core.EUNAVAILABLE:    {condServerBusy, 503},
+	core.ERESOURCELOCKED: {condSessionCantLock, 410},
+	core.EINTERNAL:       {condInternal, 500},
+}
+
+// amqpError turns an error into an AMQP error; internal errors keep their
+// text out of it.
+func amqpError(err error) *amqp.Error {
+	if e, ok := err.(*amqp.Error); ok {
+		return e
+	}
+	code := core.ErrorCode(err)
+	m, ok := errorTable[code]
+	if !ok || code == core.EINTERNAL {
+		return &amqp.Error{Condition: condInternal, Description: "The service was unable to process the request; please retry the operation."}
+	}
+	return &amqp.Error{Condition: m.cond, Description: core.ErrorMessage(err)}
+}
+
+// statusOf returns the management status code and description of an error.
+func statusOf(err error) (int32, string) {
+	code := core.ErrorCode(err)
+	m, ok := errorTable[code]
+	if !ok || code == core.EINTERNAL {
+		return 500, "The service was unable to process the request; please retry the operation."
+	}
+	return m.status, core.ErrorMessage(err)
+}
+
+func errEntityGone(path string) *amqp.Error {
+	return &amqp.Error{Condition: condNotFound, Description: "The messaging entity '" + path + "' could not be found."}
+}

@@ -1,0 +1,26 @@
+package servicebus
+
+import "github.com/lapse-emulator/lapse/servicebus/atom"
+
+// Entity creation for the tests of package servicebus_test, which do not
+// always need the administration API.
+
+func (s *Server) CreateQueue(name string, p atom.QueueProperties) error {
+	_, err := s.createQueue(name, p)
+	return err
+}
+
+func (s *Server) CreateTopic(name string, p atom.TopicProperties) error {
+	_, err := s.createTopic(name, p)
+	return err
+}
+
+func (s *Server) CreateSubscription(topic, name string, p atom.SubscriptionProperties) error {
+	_, err := s.createSubscription(topic, name, p)
+	return err
+}
+
+func (s *Server) AddRule(topic, sub string, p atom.RuleProperties) error {
+	_, err := s.addRule(topic, sub, p)
+	return err
+}

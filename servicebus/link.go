@@ -1,0 +1,608 @@
+package servicebus
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/servicebus/amqp"
+)
+
+// linkKind is what a link is for.
+type linkKind uint8
+
+const (
+	linkIn      linkKind = iota // the client sends messages to a queue or topic
+	linkOut                     // the client receives messages from a queue, subscription or dead-letter queue
+	linkCBSIn                   // put-token requests
+	linkCBSOut                  // their responses
+	linkMgmtIn                  // $management requests
+	linkMgmtOut                 // their responses
+)
+
+var errStopped = errors.New("servicebus: link stopped")
+
+// sessionFilter is the descriptor of com.microsoft:session-filter.
+const sessionFilter = "com.microsoft:session-filter"
+
+// link is one attached link of a session.
+type link struct {
+	ss         *session
+	kind       linkKind
+	name       string
+	peerHandle uint32
+	handle     uint32
+	addr       string // target of a receiving link, source of a sending one
+	target     string // a sending link's target (a reply-to address)
+	path       string // the entity path
+	node       *node  // a receiver's or management link's node
+	sndSettle  uint8
+	rcvSettle  uint8
+
+	// a receiving link: credit left and the delivery being assembled
+	credit       uint32
+	inCount      uint32
+	partial      []byte
+	partialID    uint32
+	partialSet   bool
+	partialSettl bool
+	partialFmt   uint32
+	oversized    bool
+
+	// a sending link
+	mu            sync.Mutex
+	outCredit     uint32
+	deliveryCount uint32
+	drain         bool
+	replies       [][]byte
+	wakeCh        chan struct{}
+	done          chan struct{}
+	stopOnce      sync.Once
+	tagSeq        uint64
+}
+
+func settleMode(p *uint8, def uint8) uint8 {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// attach serves the client's attach (§2.7.3).
+func (ss *session) attach(a *amqp.Attach) {
+	c := ss.c
+	ss.mu.Lock()
+	if _, dup := ss.links[a.Handle]; dup {
+		ss.mu.Unlock()
+		ss.errorEnd(condHandleInUse, fmt.Sprintf("handle %d is in use", a.Handle))
+		return
+	}
+	handle := ss.next
+	ss.next++
+	ss.mu.Unlock()
+	l := &link{ss: ss, name: a.Name, peerHandle: a.Handle, handle: handle,
+		sndSettle: settleMode(a.SndSettleMode, amqp.SndMixed), rcvSettle: settleMode(a.RcvSettleMode, amqp.RcvFirst)}
+	var err *amqp.Error
+	if a.Role == amqp.RoleSender {
+		err = l.setUpReceiving(a)
+	} else {
+		err = l.setUpSending(a)
+	}
+	reply := &amqp.Attach{Name: a.Name, Handle: handle, Role: !a.Role,
+		SndSettleMode: a.SndSettleMode, RcvSettleMode: a.RcvSettleMode}
+	if err != nil {
+		// An unknown entity: a null terminus, then a detach with the error
+		// (servicebus.md §2.3).
+		if a.Role == amqp.RoleReceiver {
+			reply.Source = nil
+			reply.Target = a.Target
+			zero := uint32(0)
+			reply.InitialDeliveryCount = &zero
+		} else {
+			reply.Source = a.Source
+			reply.Target = nil
+		}
+		c.writeFrame(amqp.FrameAMQP, ss.ch, reply)
+		c.writeFrame(amqp.FrameAMQP, ss.ch, &amqp.Detach{Handle: handle, Closed: true, Error: err})
+		c.log.Debug("attach refused", "name", a.Name, "condition", err.Condition, "description", err.Description)
+		return
+	}
+	reply.Source, reply.Target = a.Source, a.Target
+	if a.Role == amqp.RoleSender {
+		reply.MaxMessageSize = uint64(c.s.cfg.MaxMessageSize)
+		if l.kind != linkIn {
+			reply.MaxMessageSize = uint64(ourMaxFrameSize) * 16
+		}
+	} else {
+		zero := uint32(0)
+		reply.InitialDeliveryCount = &zero
+		reply.MaxMessageSize = a.MaxMessageSize
+		if l.kind == linkOut && a.Source != nil && a.Source.Filter != nil {
+			// echo the filter, as the service does
+			reply.Source = a.Source
+		}
+	}
+	ss.mu.Lock()
+	ss.links[a.Handle] = l
+	ss.names[a.Name] = l
+	ss.mu.Unlock()
+	c.writeFrame(amqp.FrameAMQP, ss.ch, reply)
+	if a.Role == amqp.RoleSender {
+		// grant credit to every client sender, $cbs and $management too
+		l.credit = linkCredit
+		if a.InitialDeliveryCount != nil {
+			l.inCount = *a.InitialDeliveryCount
+		}
+		dc, cr := l.inCount, uint32(linkCredit)
+		ss.sendFlow(&amqp.Flow{Handle: &l.handle, DeliveryCount: &dc, LinkCredit: &cr})
+		return
+	}
+	if l.kind == linkOut {
+		l.wakeCh = make(chan struct{}, 1)
+		l.done = make(chan struct{})
+		l.node.wait(l)
+		c.wg.Add(1)
+		go l.run()
+	}
+}
+
+// setUpReceiving checks a link the client sends on.
+func (l *link) setUpReceiving(a *amqp.Attach) *amqp.Error {
+	if a.Target == nil || a.Target.Address == "" {
+		return &amqp.Error{Condition: condInvalidField, Description: "The link has no target address."}
+	}
+	l.addr = a.Target.Address
+	if l.addr == addrCBS {
+		l.kind = linkCBSIn
+		return nil
+	}
+	ad, ok := parseAddress(l.addr)
+	if !ok {
+		return &amqp.Error{Condition: condNotFound, Description: fmt.Sprintf("The messaging entity '%s' could not be found.", l.addr)}
+	}
+	l.path = ad.path()
+	if !l.ss.c.authorized(ad.entity) {
+		return errUnauthorized("Send", l.ss.c, l.addr)
+	}
+	if ad.mgmt {
+		l.kind = linkMgmtIn
+		if ad.sub == "" && ad.queue == subMain && l.ss.c.s.topic(ad.entity) != nil {
+			return nil // a topic's $management (schedule-message)
+		}
+		if l.node = l.ss.c.s.resolve(ad); l.node == nil {
+			return errEntityGone(l.path)
+		}
+		return nil
+	}
+	l.kind = linkIn
+	if ad.sub != "" || ad.queue != subMain {
+		if l.ss.c.s.resolve(ad) == nil {
+			return errEntityGone(l.path)
+		}
+		return &amqp.Error{Condition: condNotAllowed, Description: fmt.Sprintf("Cannot send to '%s': messages can be sent to queues and topics only.", l.path)}
+	}
+	if l.ss.c.s.queue(ad.entity) == nil && l.ss.c.s.topic(ad.entity) == nil {
+		return errEntityGone(l.path)
+	}
+	return nil
+}
+
+// setUpSending checks a link the client receives on.
+func (l *link) setUpSending(a *amqp.Attach) *amqp.Error {
+	if a.Source == nil || a.Source.Address == "" {
+		return &amqp.Error{Condition: condInvalidField, Description: "The link has no source address."}
+	}
+	l.addr = a.Source.Address
+	if a.Target != nil {
+		l.target = a.Target.Address
+	}
+	if l.addr == addrCBS {
+		l.kind = linkCBSOut
+		return nil
+	}
+	ad, ok := parseAddress(l.addr)
+	if !ok {
+		return &amqp.Error{Condition: condNotFound, Description: fmt.Sprintf("The messaging entity '%s' could not be found.", l.addr)}
+	}
+	l.path = ad.path()
+	if !l.ss.c.authorized(ad.entity) {
+		return errUnauthorized("Listen", l.ss.c, l.addr)
+	}
+	if ad.mgmt {
+		l.kind = linkMgmtOut
+		return nil
+	}
+	l.kind = linkOut
+	if l.node = l.ss.c.s.resolve(ad); l.node == nil {
+		if ad.sub == "" && ad.queue == subMain && l.ss.c.s.topic(ad.entity) != nil {
+			return &amqp.Error{Condition: condNotAllowed, Description: fmt.Sprintf("Cannot receive from the topic '%s': receive from one of its subscriptions.", ad.entity)}
+		}
+		return errEntityGone(l.path)
+	}
+	if _, ok := a.Source.Filter.Get(sessionFilter); ok {
+		return &amqp.Error{Condition: condNotImplemented, Description: "Session receivers are not supported by lapse yet."}
+	}
+	if l.node.requiresSession() {
+		return &amqp.Error{Condition: condNotAllowed, Description: fmt.Sprintf("It is not possible for an entity that requires sessions to create a non-sessionful message receiver. Entity: '%s'.", l.path)}
+	}
+	return nil
+}
+
+func errUnauthorized(claim string, c *conn, addr string) *amqp.Error {
+	return &amqp.Error{Condition: condUnauthorized,
+		Description: fmt.Sprintf("Unauthorized access. '%s' claim(s) are required to perform this operation. Resource: 'sb://%s/%s'.", claim, c.hostname, addr)}
+}
+
+// receiveAndDelete reports whether the link's deliveries are settled when
+// sent.
+func (l *link) receiveAndDelete() bool { return l.sndSettle == amqp.SndSettled }
+
+// flow takes the client's flow for the link.
+func (l *link) flow(f *amqp.Flow) {
+	switch l.kind {
+	case linkIn, linkCBSIn, linkMgmtIn:
+		if f.Echo {
+			dc, cr := l.inCount, l.credit
+			l.ss.sendFlow(&amqp.Flow{Handle: &l.handle, DeliveryCount: &dc, LinkCredit: &cr})
+		}
+		return
+	}
+	l.mu.Lock()
+	if f.LinkCredit != nil {
+		remoteDC := uint32(0)
+		if f.DeliveryCount != nil {
+			remoteDC = *f.DeliveryCount
+		}
+		l.outCredit = remoteDC + *f.LinkCredit - l.deliveryCount
+		if l.outCredit > 1<<30 { // the client counted past us: treat as none
+			l.outCredit = 0
+		}
+	}
+	l.drain = f.Drain
+	replies := l.takeRepliesLocked()
+	l.mu.Unlock()
+	for _, r := range replies {
+		l.sendReply(r)
+	}
+	if l.kind == linkOut {
+		l.wake()
+	} else if f.Drain {
+		l.finishDrain()
+	}
+	if f.Echo {
+		l.sendOwnFlow(false)
+	}
+}
+
+// sendOwnFlow tells the client the link's delivery count and credit.
+func (l *link) sendOwnFlow(drain bool) {
+	l.mu.Lock()
+	dc, cr := l.deliveryCount, l.outCredit
+	l.mu.Unlock()
+	l.ss.sendFlow(&amqp.Flow{Handle: &l.handle, DeliveryCount: &dc, LinkCredit: &cr, Drain: drain})
+}
+
+// finishDrain uses up the credit the client asked to drain (§2.6.7).
+func (l *link) finishDrain() {
+	l.mu.Lock()
+	if !l.drain {
+		l.mu.Unlock()
+		return
+	}
+	l.deliveryCount += l.outCredit
+	l.outCredit = 0
+	l.drain = false
+	l.mu.Unlock()
+	l.sendOwnFlow(true)
+}
+
+// transfer takes one transfer frame of a receiving link.
+func (l *link) transfer(t *amqp.Transfer, payload []byte) {
+	if !l.partialSet {
+		if t.DeliveryID == nil {
+			l.ss.errorEnd(condInvalidField, "the first transfer of a delivery has no delivery-id")
+			return
+		}
+		l.partialID, l.partialSet = *t.DeliveryID, true
+		l.partialSettl = t.Settled != nil && *t.Settled
+		l.partialFmt = 0
+		if t.MessageFormat != nil {
+			l.partialFmt = *t.MessageFormat
+		}
+		l.partial = l.partial[:0]
+		l.oversized = false
+		if l.credit > 0 {
+			l.credit--
+		}
+		l.inCount++
+	} else if t.Settled != nil && *t.Settled {
+		l.partialSettl = true
+	}
+	if t.Aborted {
+		l.partialSet = false
+		l.partial = l.partial[:0]
+		return
+	}
+	limit := int(l.ss.c.s.cfg.MaxMessageSize)
+	if l.kind != linkIn {
+		limit = ourMaxFrameSize * 16
+	}
+	if !l.oversized {
+		if len(l.partial)+len(payload) > limit {
+			l.oversized = true
+			l.partial = l.partial[:0]
+		} else {
+			l.partial = append(l.partial, payload...)
+		}
+	}
+	if l.credit < linkCredit/2 {
+		l.credit = linkCredit
+		dc, cr := l.inCount, l.credit
+		l.ss.sendFlow(&amqp.Flow{Handle: &l.handle, DeliveryCount: &dc, LinkCredit: &cr})
+	}
+	if t.More {
+		return
+	}
+	l.partialSet = false
+	body := make([]byte, len(l.partial))
+	copy(body, l.partial)
+	if cap(l.partial) > 1<<20 {
+		l.partial = nil
+	}
+	id, settled, format := l.partialID, l.partialSettl, l.partialFmt
+	if l.oversized {
+		l.ss.c.reply(l.ss, id, settled, nil, errTooLarge(limit+1, int64(limit)))
+		return
+	}
+	switch l.kind {
+	case linkIn:
+		l.ss.c.s.receiveSend(l, id, settled, format, body)
+	case linkCBSIn:
+		l.ss.c.cbsRequest(l, id, settled, body)
+	case linkMgmtIn:
+		l.ss.c.mgmtRequest(l, id, settled, body)
+	default:
+		l.ss.errorEnd(condNotAllowed, "a transfer on a link the client receives on")
+	}
+}
+
+// receiveSend enqueues what a client sent on a link: one message, or a
+// batch (message-format 0x80013700, one data section per message). The
+// client is told once every copy is committed (EM-3).
+func (s *Server) receiveSend(l *link, id uint32, settled bool, format uint32, body []byte) {
+	now := s.now()
+	raws := [][]byte{body}
+	if format == amqp.MessageFormatBatch {
+		outer, err := amqp.UnmarshalMessage(body)
+		if err != nil {
+			l.ss.c.reply(l.ss, id, settled, nil, core.Errorf(core.EINVALID, "The batch could not be decoded: %v", err))
+			return
+		}
+		raws = outer.Data
+	}
+	var commits []*core.Commit
+	for _, raw := range raws {
+		in, err := s.readMessage(raw)
+		if err == nil {
+			var ps []placed
+			ps, err = s.send(now, l.path, in)
+			commits = append(commits, commitsOf(ps)...)
+		}
+		if err != nil {
+			l.ss.c.reply(l.ss, id, settled, commits, err)
+			return
+		}
+	}
+	l.ss.c.reply(l.ss, id, settled, commits, nil)
+}
+
+// wake makes a sending link look for messages.
+func (l *link) wake() {
+	if l.wakeCh == nil {
+		return
+	}
+	select {
+	case l.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+// run hands a receiver messages while it has credit.
+func (l *link) run() {
+	defer l.ss.c.wg.Done()
+	defer l.node.unwait(l)
+	for {
+		select {
+		case <-l.done:
+			return
+		case <-l.wakeCh:
+		}
+		if err := l.pump(); err != nil {
+			if !errors.Is(err, errStopped) {
+				l.forceDetach(amqpError(err))
+			}
+			return
+		}
+	}
+}
+
+// pump delivers messages until the credit or the messages run out.
+func (l *link) pump() error {
+	s := l.ss.c.s
+	n := l.node
+	for {
+		select {
+		case <-l.done:
+			return errStopped
+		default:
+		}
+		l.mu.Lock()
+		credit := l.outCredit
+		l.mu.Unlock()
+		if credit == 0 {
+			l.finishDrain()
+			return nil
+		}
+		now := s.now()
+		var it core.Item
+		var found bool
+		var err error
+		if l.receiveAndDelete() {
+			var c *core.Commit
+			it, found, c, err = s.e.Take(now, n.key)
+			_ = c
+		} else {
+			it, found, err = s.e.Receive(now, n.key, now.Add(n.lockDuration()))
+		}
+		if err != nil {
+			return err
+		}
+		if !found {
+			l.finishDrain()
+			return nil
+		}
+		if max := n.maxDeliveryCount(); max > 0 && !l.receiveAndDelete() && it.DeliveryCount > uint32(max) {
+			// delivered MaxDeliveryCount times already (a lock ran out)
+			s.e.DeadLetter(now, n.key, it.Seq, maxDeliveryReason(max))
+			continue
+		}
+		if n.sub != nil {
+			s.e.Touch(now, n.sub.topic.key, core.UseChild)
+		}
+		if err := l.deliver(&it); err != nil {
+			if !l.receiveAndDelete() {
+				s.e.Unlock(s.now(), n.key, it.Seq)
+			}
+			return err
+		}
+	}
+}
+
+// deliver sends one message on the link.
+func (l *link) deliver(it *core.Item) error {
+	var d delivery
+	var od *outDelivery
+	var tag []byte
+	if !l.receiveAndDelete() {
+		d.locked = true
+		d.lockToken = lockToken(l.node, it)
+		tag = deliveryTag(d.lockToken)
+		od = &outDelivery{l: l, token: d.lockToken}
+	} else {
+		l.mu.Lock()
+		l.tagSeq++
+		tag = fmt.Appendf(nil, "%d", l.tagSeq)
+		l.mu.Unlock()
+	}
+	payload, err := encodeDelivery(nil, l.node, it, d)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	if l.outCredit > 0 {
+		l.outCredit--
+	}
+	l.deliveryCount++
+	l.mu.Unlock()
+	return l.ss.sendDelivery(l, tag, l.receiveAndDelete(), payload, od)
+}
+
+func maxDeliveryReason(max int32) core.DeadLetterReason {
+	return core.DeadLetterReason{Code: "MaxDeliveryCountExceeded",
+		Description: fmt.Sprintf("Message could not be consumed after %d delivery attempts.", max)}
+}
+
+// settle applies the client's outcome for a locked delivery and returns
+// the state to echo when the client waits for it (servicebus.md §2.5).
+func (l *link) settle(od *outDelivery, state amqp.DeliveryState) amqp.DeliveryState {
+	s := l.ss.c.s
+	switch st := state.(type) {
+	case *amqp.Accepted:
+		if err := s.settleToken(od.token, "completed", nil, "", "", false); err != nil {
+			return &amqp.Rejected{Error: amqpError(err)}
+		}
+		return st
+	case *amqp.Released:
+		if err := s.releaseToken(od.token); err != nil {
+			return &amqp.Rejected{Error: amqpError(err)}
+		}
+		return st
+	case *amqp.Modified:
+		op := "abandoned"
+		if st.UndeliverableHere {
+			op = "defered"
+		}
+		if err := s.settleToken(od.token, op, st.MessageAnnotations, "", "", false); err != nil {
+			return &amqp.Rejected{Error: amqpError(err)}
+		}
+		return st
+	case *amqp.Rejected:
+		var reason, desc string
+		var props amqp.Map
+		if st.Error != nil {
+			for _, kv := range st.Error.Info {
+				k, _ := kv.Key.(string)
+				if ks, ok := kv.Key.(amqp.Symbol); ok {
+					k = string(ks)
+				}
+				switch k {
+				case propDeadLetterReason:
+					reason, _ = kv.Value.(string)
+				case propDeadLetterDesc:
+					desc, _ = kv.Value.(string)
+				default:
+					props = props.Set(k, kv.Value)
+				}
+			}
+		}
+		if err := s.settleToken(od.token, "suspended", props, reason, desc, false); err != nil {
+			return &amqp.Rejected{Error: amqpError(err)}
+		}
+		return &amqp.Rejected{}
+	}
+	return state
+}
+
+// sendReply sends a management or CBS response on the link, or keeps it
+// until the client gives credit.
+func (l *link) sendReply(msg []byte) {
+	l.mu.Lock()
+	if l.outCredit == 0 {
+		l.replies = append(l.replies, msg)
+		l.mu.Unlock()
+		return
+	}
+	l.outCredit--
+	l.deliveryCount++
+	l.tagSeq++
+	tag := fmt.Appendf(nil, "%d", l.tagSeq)
+	l.mu.Unlock()
+	l.ss.sendDelivery(l, tag, true, msg, nil)
+}
+
+func (l *link) takeRepliesLocked() [][]byte {
+	if len(l.replies) == 0 || l.outCredit == 0 {
+		return nil
+	}
+	n := min(int(l.outCredit), len(l.replies))
+	out := l.replies[:n]
+	l.replies = l.replies[n:]
+	return out
+}
+
+// stop ends a link's goroutine.
+func (l *link) stop() {
+	l.stopOnce.Do(func() {
+		if l.done != nil {
+			close(l.done)
+		}
+	})
+}
+
+// forceDetach detaches a link from the server's side with an error.
+func (l *link) forceDetach(e *amqp.Error) {
+	l.stop()
+	l.ss.removeLink(l)
+	l.ss.c.writeFrame(amqp.FrameAMQP, l.ss.ch, &amqp.Detach{Handle: l.handle, Closed: true, Error: e})
+}

@@ -1,0 +1,340 @@
+package servicebus
+
+import (
+	"context"
+	"time"
+
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/servicebus/amqp"
+)
+
+// Management operations (servicebus.md §2.4).
+const (
+	opPeek           = "com.microsoft:peek-message"
+	opReceiveBySeq   = "com.microsoft:receive-by-sequence-number"
+	opRenewLock      = "com.microsoft:renew-lock"
+	opDisposition    = "com.microsoft:update-disposition"
+	opSchedule       = "com.microsoft:schedule-message"
+	opCancelSchedule = "com.microsoft:cancel-scheduled-message"
+	opAddRule        = "com.microsoft:add-rule"
+	opRemoveRule     = "com.microsoft:remove-rule"
+	opEnumerateRules = "com.microsoft:enumerate-rules"
+)
+
+// mgmtResult is an operation's outcome: a status code and a body map.
+type mgmtResult struct {
+	status int32
+	desc   string
+	body   amqp.Map
+	cond   amqp.Symbol
+}
+
+// mgmtRequest serves a request on an entity's $management node. Requests
+// run on their own goroutine, since some wait for commits.
+func (c *conn) mgmtRequest(l *link, id uint32, settled bool, body []byte) {
+	c.reply(l.ss, id, settled, nil, nil)
+	m, err := amqp.UnmarshalMessage(body)
+	if err != nil {
+		c.log.Debug("an undecodable $management request", "err", err)
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		op, _ := stringProp(m.ApplicationProperties, "operation")
+		req, _ := m.Value.(amqp.Map)
+		res := c.s.mgmt(l, op, req)
+		props := amqp.Map{
+			{Key: "statusCode", Value: res.status},
+			{Key: "statusDescription", Value: res.desc},
+		}
+		if res.cond != "" {
+			props = props.Set("errorCondition", string(res.cond))
+		}
+		resp := &amqp.Message{
+			Properties:            &amqp.Properties{CorrelationID: messageID(m)},
+			ApplicationProperties: props,
+		}
+		if res.body != nil {
+			resp.Value, resp.HasValue = res.body, true
+		}
+		c.log.Debug("management", "op", op, "entity", l.path, "status", res.status)
+		c.sendResponse(l, m, resp)
+	}()
+}
+
+func ok(body amqp.Map) mgmtResult { return mgmtResult{status: 200, desc: "OK", body: body} }
+
+func failed(err error) mgmtResult {
+	st, desc := statusOf(err)
+	r := mgmtResult{status: st, desc: desc}
+	if core.ErrorCode(err) == core.ELOCKLOST {
+		r.cond = condLockLost
+	} else if st < 500 {
+		r.cond = amqpError(err).Condition
+	}
+	return r
+}
+
+// mgmt runs one management operation.
+func (s *Server) mgmt(l *link, op string, req amqp.Map) mgmtResult {
+	n := l.node
+	if n == nil && op != opSchedule && op != opCancelSchedule {
+		return failed(notFound(l.path))
+	}
+	switch op {
+	case opPeek:
+		return s.mgmtPeek(n, req)
+	case opReceiveBySeq:
+		return s.mgmtReceiveBySeq(n, req)
+	case opRenewLock:
+		var exp []time.Time
+		for _, tok := range uuids(req, "lock-tokens") {
+			t, err := s.renewToken(tok)
+			if err != nil {
+				return failed(err)
+			}
+			exp = append(exp, t.UTC())
+		}
+		return ok(amqp.Map{{Key: "expirations", Value: exp}})
+	case opDisposition:
+		status, _ := stringProp(req, "disposition-status")
+		reason, _ := stringProp(req, "deadletter-reason")
+		desc, _ := stringProp(req, "deadletter-description")
+		props, _ := get[amqp.Map](req, "properties-to-modify")
+		for _, tok := range uuids(req, "lock-tokens") {
+			if err := s.settleToken(tok, status, props, reason, desc, true); err != nil {
+				return failed(err)
+			}
+		}
+		return ok(nil)
+	case opSchedule:
+		return s.mgmtSchedule(l, req)
+	case opCancelSchedule:
+		return s.mgmtCancel(l, req)
+	case opAddRule, opRemoveRule, opEnumerateRules:
+		return s.mgmtRules(n, op, req)
+	}
+	return failed(core.Errorf(core.EINVALID, "The operation '%s' is not supported.", op))
+}
+
+// mgmtPeek browses from a sequence number (SB-6: browsing never locks;
+// SB-11: the header shows the TTL the message carried). Subscriptions do
+// not show scheduled messages; queues do.
+func (s *Server) mgmtPeek(n *node, req amqp.Map) mgmtResult {
+	from, _ := intProp(req, "from-sequence-number")
+	count, _ := intProp(req, "message-count")
+	if count <= 0 {
+		count = 1
+	}
+	count = min(count, 1000)
+	its, err := s.e.Peek(s.now(), n.key, uint64(max(from, 0)), int(count)*2)
+	if err != nil {
+		return failed(err)
+	}
+	if n.sub != nil {
+		s.e.Touch(s.now(), n.sub.topic.key, core.UseChild)
+	}
+	var msgs []any
+	for i := range its {
+		if len(msgs) >= int(count) {
+			break
+		}
+		if n.sub != nil && its[i].State == core.Scheduled {
+			continue
+		}
+		b, err := encodeDelivery(nil, n, &its[i], delivery{peek: true})
+		if err != nil {
+			return failed(err)
+		}
+		msgs = append(msgs, amqp.Map{{Key: "message", Value: b}})
+	}
+	if len(msgs) == 0 {
+		return mgmtResult{status: 204, desc: "No messages to peek."}
+	}
+	return ok(amqp.Map{{Key: "messages", Value: msgs}})
+}
+
+// mgmtReceiveBySeq receives deferred messages (SB-9: an expired one is
+// dead-lettered or dropped and not returned).
+func (s *Server) mgmtReceiveBySeq(n *node, req amqp.Map) mgmtResult {
+	mode, _ := intProp(req, "receiver-settle-mode")
+	var msgs []any
+	for _, seq := range longs(req, "sequence-numbers") {
+		now := s.now()
+		it, found, _, err := s.e.TakeDeferred(now, n.key, uint64(seq), now.Add(n.lockDuration()))
+		if err != nil {
+			return failed(err)
+		}
+		if !found {
+			continue
+		}
+		d := delivery{}
+		if mode == 0 { // receive-and-delete
+			if _, err := s.e.Complete(now, n.key, it.Seq); err != nil {
+				return failed(err)
+			}
+			it.State = core.Active
+		} else {
+			d.locked = true
+			d.lockToken = lockToken(n, &it)
+		}
+		b, err := encodeDelivery(nil, n, &it, d)
+		if err != nil {
+			return failed(err)
+		}
+		entry := amqp.Map{{Key: "message", Value: b}}
+		if d.locked {
+			entry = entry.Set("lock-token", d.lockToken)
+		}
+		msgs = append(msgs, entry)
+	}
+	if len(msgs) == 0 {
+		return mgmtResult{status: 204, desc: "No messages."}
+	}
+	return ok(amqp.Map{{Key: "messages", Value: msgs}})
+}
+
+// mgmtSchedule schedules messages (SB-4); they get their sequence numbers
+// now.
+func (s *Server) mgmtSchedule(l *link, req amqp.Map) mgmtResult {
+	list, _ := get[[]any](req, "messages")
+	var seqs []int64
+	for _, x := range list {
+		entry, _ := x.(amqp.Map)
+		raw, _ := get[[]byte](entry, "message")
+		in, err := s.readMessage(raw)
+		if err != nil {
+			return failed(err)
+		}
+		now := s.now()
+		if in.scheduled.IsZero() {
+			return failed(core.Errorf(core.EINVALID, "The message to schedule has no x-opt-scheduled-enqueue-time."))
+		}
+		ps, err := s.send(now, l.path, in)
+		if err != nil {
+			return failed(err)
+		}
+		if err := waitAll(commitsOf(ps)...); err != nil {
+			return failed(err)
+		}
+		seqs = append(seqs, s.scheduleID(l.path, ps))
+	}
+	return ok(amqp.Map{{Key: "sequence-numbers", Value: seqs}})
+}
+
+// scheduleID returns the sequence number a scheduled message is known by:
+// its own in a queue; for a topic, a number the server keeps to cancel
+// every subscription's copy.
+func (s *Server) scheduleID(path string, ps []placed) int64 {
+	if len(ps) == 1 && s.queue(path) != nil {
+		return int64(ps[0].seq)
+	}
+	s.schedMu.Lock()
+	defer s.schedMu.Unlock()
+	s.schedSeq++
+	if s.scheduled == nil {
+		s.scheduled = map[int64][]placed{}
+	}
+	s.scheduled[s.schedSeq] = ps
+	return s.schedSeq
+}
+
+// mgmtCancel cancels scheduled messages.
+func (s *Server) mgmtCancel(l *link, req amqp.Map) mgmtResult {
+	for _, seq := range longs(req, "sequence-numbers") {
+		now := s.now()
+		var targets []placed
+		if qe := s.queue(l.path); qe != nil {
+			targets = []placed{{key: qe.main.key, seq: uint64(seq)}}
+		} else {
+			s.schedMu.Lock()
+			targets = s.scheduled[seq]
+			delete(s.scheduled, seq)
+			s.schedMu.Unlock()
+		}
+		for _, p := range targets {
+			its, err := s.e.Peek(now, p.key, p.seq, 1)
+			if err != nil || len(its) == 0 || its[0].Seq != p.seq || its[0].State != core.Scheduled {
+				continue
+			}
+			c, err := s.e.Remove(now, p.key, p.seq)
+			if err == nil {
+				c.Wait(context.Background())
+			}
+		}
+	}
+	return ok(nil)
+}
+
+// Reading request maps.
+
+func get[T any](m amqp.Map, k string) (T, bool) {
+	v, found := m.Get(k)
+	t, ok := v.(T)
+	return t, found && ok
+}
+
+func intProp(m amqp.Map, k string) (int64, bool) {
+	v, found := m.Get(k)
+	if !found {
+		return 0, false
+	}
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int32:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int8:
+		return int64(x), true
+	case uint64:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case uint16:
+		return int64(x), true
+	case uint8:
+		return int64(x), true
+	}
+	return 0, false
+}
+
+func longs(m amqp.Map, k string) []int64 {
+	v, _ := m.Get(k)
+	switch x := v.(type) {
+	case []int64:
+		return x
+	case []any:
+		var out []int64
+		for _, e := range x {
+			if n, ok := e.(int64); ok {
+				out = append(out, n)
+			}
+		}
+		return out
+	case int64:
+		return []int64{x}
+	}
+	return nil
+}
+
+func uuids(m amqp.Map, k string) []amqp.UUID {
+	v, _ := m.Get(k)
+	switch x := v.(type) {
+	case []amqp.UUID:
+		return x
+	case []any:
+		var out []amqp.UUID
+		for _, e := range x {
+			if u, ok := e.(amqp.UUID); ok {
+				out = append(out, u)
+			}
+		}
+		return out
+	case amqp.UUID:
+		return []amqp.UUID{x}
+	}
+	return nil
+}

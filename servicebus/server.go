@@ -1,0 +1,313 @@
+package servicebus
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lapse-emulator/lapse/adapters"
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/servicebus/sas"
+)
+
+// DefaultKey is the key the official emulator's connection string carries:
+// Endpoint=sb://localhost;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;
+var DefaultKey = sas.Key{Name: "RootManageSharedAccessKey", Value: "SAS_KEY_VALUE"}
+
+// DefaultMaxMessageSize is the largest message a client may send, in bytes
+// (256 KB, the standard tier's limit).
+const DefaultMaxMessageSize = 256 * 1024
+
+// Config configures a Server.
+type Config struct {
+	// Engine keeps every entity and message.
+	Engine *core.Engine
+	// Now reads the one Clock.
+	Now func() time.Time
+	// Logger receives the server's log; nil discards it.
+	Logger *slog.Logger
+	// Keys are the shared access keys that sign valid tokens; nil gives
+	// DefaultKey.
+	Keys []sas.Key
+	// Namespace is the namespace's name, shown in messages and
+	// $namespaceinfo; "" gives "sbemulatorns", the official emulator's.
+	Namespace string
+	// Tier is the namespace's tier (SB-3).
+	Tier adapters.ServiceBusTier
+	// MaxMessageSize is the largest message in bytes; 0 gives
+	// DefaultMaxMessageSize.
+	MaxMessageSize int64
+	// Version is lapse's version, shown in the open frame's properties.
+	Version string
+}
+
+// Server is the Service Bus front-end: queues, topics, subscriptions and
+// their rules over core, the AMQP 1.0 connections the SDKs open, and the
+// administration API.
+type Server struct {
+	cfg  Config
+	logp atomic.Pointer[slog.Logger]
+	e    *core.Engine
+
+	// adminMu serializes changes to entities; it may be held while calling
+	// the engine, and no engine hook takes it.
+	adminMu sync.Mutex
+	// mu guards the tables below. It is never held while calling the
+	// engine, because the engine's hooks take it.
+	mu      sync.RWMutex
+	queues  map[string]*queueEnt // by folded name
+	topics  map[string]*topicEnt
+	byKey   map[core.EntityKey]*node
+	byID    map[uint32]*node
+	nodeSeq uint32
+	created time.Time
+
+	// scheduled maps the sequence numbers of messages scheduled on topics
+	// to their copies, for cancel-scheduled-message.
+	schedMu   sync.Mutex
+	schedSeq  int64
+	scheduled map[int64][]placed
+
+	conns   sync.Map // *conn -> struct{}
+	nconn   atomic.Uint64
+	wg      sync.WaitGroup
+	closing chan struct{}
+	once    sync.Once
+}
+
+// New returns a server on cfg.Engine. Register its Hooks with the engine
+// before the engine's Recover.
+func New(cfg Config) *Server {
+	if cfg.Keys == nil {
+		cfg.Keys = []sas.Key{DefaultKey}
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = "sbemulatorns"
+	}
+	if cfg.MaxMessageSize <= 0 {
+		cfg.MaxMessageSize = DefaultMaxMessageSize
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, e: cfg.Engine, closing: make(chan struct{})}
+	s.logp.Store(log)
+	s.clearTables()
+	s.created = cfg.Now()
+	return s
+}
+
+func (s *Server) clearTables() {
+	s.queues = map[string]*queueEnt{}
+	s.topics = map[string]*topicEnt{}
+	s.byKey = map[core.EntityKey]*node{}
+	s.byID = map[uint32]*node{}
+}
+
+func (s *Server) log() *slog.Logger { return s.logp.Load() }
+
+// SetLogger replaces the server's logger.
+func (s *Server) SetLogger(l *slog.Logger) { s.logp.Store(l) }
+
+func (s *Server) now() time.Time { return s.cfg.Now() }
+
+// Hooks are the server's hooks for core.Engine.Register.
+func (s *Server) Hooks() core.ProtocolHooks {
+	return core.ProtocolHooks{
+		DeadLetter: s.deadLetter,
+		Available:  s.available,
+		Deleted:    s.deleted,
+		Recovered:  s.recovered,
+	}
+}
+
+// available wakes the receivers of entity k.
+func (s *Server) available(k core.EntityKey) {
+	s.mu.RLock()
+	n := s.byKey[k]
+	s.mu.RUnlock()
+	if n != nil {
+		n.signal()
+	}
+}
+
+// deleted forgets an entity the engine deleted because it was idle
+// (SB-10), with what belongs to it.
+func (s *Server) deleted(en core.Entity) {
+	var m entityMeta
+	if json.Unmarshal(en.Meta, &m) != nil {
+		return
+	}
+	switch m.Kind {
+	case kindQueue:
+		if qe := s.queue(m.Name); qe != nil && qe.main.key == en.EntityKey {
+			s.forgetQueue(qe)
+			s.deleteCore(qe.dlq, qe.tdlq)
+		}
+	case kindTopic:
+		if te := s.topic(m.Name); te != nil && te.key == en.EntityKey {
+			var ns []*node
+			for _, se := range s.forgetTopic(te) {
+				ns = append(ns, se.main, se.dlq, se.tdlq)
+			}
+			s.deleteCore(ns...)
+		}
+	case kindSubscription:
+		if se := s.subscription(m.Topic, m.Name); se != nil && se.main.key == en.EntityKey {
+			s.forgetSubscription(se)
+			s.deleteCore(se.dlq, se.tdlq)
+		}
+	}
+}
+
+// recovered rebuilds the tables from the entities the store kept.
+func (s *Server) recovered(ents []core.Entity) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	type sub struct {
+		en core.Entity
+		m  entityMeta
+	}
+	var subs []sub
+	for _, en := range ents {
+		var m entityMeta
+		if json.Unmarshal(en.Meta, &m) != nil {
+			continue
+		}
+		switch m.Kind {
+		case kindQueue:
+			if m.Queue == nil {
+				continue
+			}
+			qe := &queueEnt{name: m.Name, props: *m.Queue, created: en.Created, updated: m.Updated}
+			qe.main, qe.dlq, qe.tdlq = s.newNodes(en.Name, qe, nil)
+			s.queues[fold(m.Name)] = qe
+		case kindTopic:
+			if m.TopicProps == nil {
+				continue
+			}
+			s.topics[fold(m.Name)] = &topicEnt{name: m.Name, props: *m.TopicProps, created: en.Created,
+				updated: m.Updated, key: en.EntityKey, subs: map[string]*subEnt{}}
+		case kindSubscription:
+			subs = append(subs, sub{en, m})
+		}
+	}
+	for _, x := range subs {
+		te := s.topics[fold(x.m.Topic)]
+		if te == nil || x.m.Subscription == nil {
+			continue
+		}
+		se := &subEnt{topic: te, name: x.m.Name, props: *x.m.Subscription, created: x.en.Created, updated: x.m.Updated}
+		for _, rm := range x.m.Rules {
+			r, err := compileRule(rm.Props)
+			if err != nil {
+				s.log().Warn("a stored rule does not compile", "subscription", x.en.Name, "rule", rm.Props.Name, "err", err)
+				continue
+			}
+			r.created = rm.Created
+			se.rules = append(se.rules, r)
+		}
+		sortRules(se.rules)
+		se.main, se.dlq, se.tdlq = s.newNodes(x.en.Name, nil, se)
+		te.subs[fold(se.name)] = se
+	}
+}
+
+// ServeConn serves one AMQP 1.0 connection whose 8-byte protocol header
+// (AMQP 0 1 0 0 or SASL's AMQP 3 1 0 0) has been read already; it returns
+// when the connection is closed.
+func (s *Server) ServeConn(nc net.Conn, header [8]byte) {
+	select {
+	case <-s.closing:
+		nc.Close()
+		return
+	default:
+	}
+	s.wg.Add(1)
+	defer s.wg.Done()
+	c := s.newConn(nc)
+	s.conns.Store(c, struct{}{})
+	defer s.conns.Delete(c)
+	c.serve(header)
+}
+
+// CloseConnections closes every client connection with
+// amqp:connection:forced.
+func (s *Server) CloseConnections(reason string) {
+	s.conns.Range(func(k, _ any) bool {
+		k.(*conn).forceClose(reason)
+		return true
+	})
+}
+
+// detachNodes detaches the receivers of deleted nodes.
+func (s *Server) detachNodes(ns ...*node) {
+	for _, n := range ns {
+		if n == nil {
+			continue
+		}
+		n.mu.Lock()
+		ls := make([]*link, 0, len(n.waiters))
+		for l := range n.waiters {
+			ls = append(ls, l)
+		}
+		n.mu.Unlock()
+		for _, l := range ls {
+			l.forceDetach(errEntityGone(n.path()))
+		}
+	}
+}
+
+// Reset forgets every entity after the engine dropped them all (the
+// control API's POST /api/reset) and closes every connection.
+func (s *Server) Reset() {
+	s.CloseConnections("reset")
+	s.adminMu.Lock()
+	s.mu.Lock()
+	s.clearTables()
+	s.mu.Unlock()
+	s.adminMu.Unlock()
+}
+
+// Close closes every connection and waits for the server's goroutines. It
+// is safe to call twice.
+func (s *Server) Close(ctx context.Context) error {
+	s.once.Do(func() { close(s.closing) })
+	s.CloseConnections("shutdown")
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Entities lists the queues, topics and subscriptions by path, for tests
+// and the log.
+func (s *Server) Entities() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []string
+	for _, q := range s.queues {
+		out = append(out, q.name)
+	}
+	for _, t := range s.topics {
+		out = append(out, t.name)
+		for _, se := range t.subs {
+			out = append(out, se.main.path())
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,298 @@
+package servicebus
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/lapse-emulator/lapse/servicebus/amqp"
+)
+
+// Session and link windows lapse grants.
+const (
+	sessionWindow = 1 << 16
+	handleMax     = 1<<16 - 1
+	linkCredit    = 1000
+)
+
+// session is an AMQP session (§2.5): its links, its transfer windows and
+// the deliveries it sent that the client has not settled.
+type session struct {
+	c  *conn
+	ch uint16
+
+	mu    sync.Mutex
+	cond  *sync.Cond       // signalled when the peer's window opens or the session stops
+	links map[uint32]*link // by the peer's handle
+	names map[string]*link
+	next  uint32 // our next link handle
+
+	nextIncomingID uint32
+	incomingWindow uint32
+
+	nextOutgoingID       uint32
+	nextDeliveryID       uint32
+	remoteIncomingWindow uint32
+	unsettled            map[uint32]*outDelivery
+	stopped              bool
+}
+
+// outDelivery is a message the session sent locked and the client has not
+// settled yet.
+type outDelivery struct {
+	l     *link
+	token amqp.UUID
+}
+
+func newSession(c *conn, ch uint16, b *amqp.Begin) *session {
+	ss := &session{
+		c: c, ch: ch,
+		links:                map[uint32]*link{},
+		names:                map[string]*link{},
+		incomingWindow:       sessionWindow,
+		remoteIncomingWindow: b.IncomingWindow,
+		unsettled:            map[uint32]*outDelivery{},
+	}
+	ss.cond = sync.NewCond(&ss.mu)
+	ss.nextIncomingID = b.NextOutgoingID
+	return ss
+}
+
+// handle serves one frame of the session; false ends the connection.
+func (ss *session) handle(f amqp.Frame) bool {
+	switch b := f.Body.(type) {
+	case *amqp.Attach:
+		ss.attach(b)
+	case *amqp.Flow:
+		ss.flow(b)
+	case *amqp.Transfer:
+		return ss.transfer(b, f.Payload)
+	case *amqp.Disposition:
+		ss.disposition(b)
+	case *amqp.Detach:
+		ss.detach(b)
+	case *amqp.End:
+		ss.c.writeFrame(amqp.FrameAMQP, ss.ch, &amqp.End{})
+		ss.c.endSession(ss.ch)
+	default:
+		ss.c.closeWith(&amqp.Error{Condition: condFramingError, Description: fmt.Sprintf("unexpected frame %T", f.Body)})
+		return false
+	}
+	return true
+}
+
+// flowFrame fills in the session's part of a flow frame; call with ss.mu.
+func (ss *session) flowFrameLocked(f *amqp.Flow) *amqp.Flow {
+	nid := ss.nextIncomingID
+	f.NextIncomingID = &nid
+	f.IncomingWindow = ss.incomingWindow
+	f.NextOutgoingID = ss.nextOutgoingID
+	f.OutgoingWindow = sessionWindow
+	return f
+}
+
+// sendFlow sends a flow frame with the session's state and f's link part.
+func (ss *session) sendFlow(f *amqp.Flow) {
+	ss.mu.Lock()
+	ss.flowFrameLocked(f)
+	ss.mu.Unlock()
+	ss.c.writeFrame(amqp.FrameAMQP, ss.ch, f)
+}
+
+// flow reads the peer's flow frame: its session window, and a link's
+// credit when it names one.
+func (ss *session) flow(f *amqp.Flow) {
+	ss.mu.Lock()
+	if f.NextIncomingID != nil {
+		ss.remoteIncomingWindow = *f.NextIncomingID + f.IncomingWindow - ss.nextOutgoingID
+	} else {
+		ss.remoteIncomingWindow = f.IncomingWindow - ss.nextOutgoingID
+	}
+	ss.cond.Broadcast()
+	var l *link
+	if f.Handle != nil {
+		l = ss.links[*f.Handle]
+	}
+	ss.mu.Unlock()
+	if f.Handle == nil {
+		if f.Echo {
+			ss.sendFlow(&amqp.Flow{})
+		}
+		return
+	}
+	if l == nil {
+		ss.errorEnd(condUnattached, fmt.Sprintf("flow for handle %d, which is not attached", *f.Handle))
+		return
+	}
+	l.flow(f)
+}
+
+// transfer takes a transfer frame for one of the session's links.
+func (ss *session) transfer(t *amqp.Transfer, payload []byte) bool {
+	ss.mu.Lock()
+	ss.nextIncomingID++
+	if ss.incomingWindow == 0 {
+		ss.mu.Unlock()
+		ss.errorEnd(condWindowViolation, "a transfer beyond the session's incoming window")
+		return true
+	}
+	ss.incomingWindow--
+	refill := ss.incomingWindow < sessionWindow/2
+	if refill {
+		ss.incomingWindow = sessionWindow
+	}
+	l := ss.links[t.Handle]
+	ss.mu.Unlock()
+	if refill {
+		ss.sendFlow(&amqp.Flow{})
+	}
+	if l == nil {
+		ss.errorEnd(condUnattached, fmt.Sprintf("transfer for handle %d, which is not attached", t.Handle))
+		return true
+	}
+	l.transfer(t, payload)
+	return true
+}
+
+// sendDelivery sends a message on one of the session's sending links,
+// waiting for the peer's session window. A locked delivery is kept until
+// the client settles it.
+func (ss *session) sendDelivery(l *link, tag []byte, settled bool, payload []byte, od *outDelivery) error {
+	ss.mu.Lock()
+	for ss.remoteIncomingWindow == 0 && !ss.stopped {
+		ss.cond.Wait()
+	}
+	if ss.stopped {
+		ss.mu.Unlock()
+		return errStopped
+	}
+	id := ss.nextDeliveryID
+	ss.nextDeliveryID++
+	format := uint32(0)
+	st := settled
+	t := &amqp.Transfer{Handle: l.handle, DeliveryID: &id, DeliveryTag: tag, MessageFormat: &format, Settled: &st}
+	frames := 1 + len(payload)/int(ss.c.peerMaxFrame-64)
+	ss.nextOutgoingID += uint32(frames)
+	if ss.remoteIncomingWindow >= uint32(frames) {
+		ss.remoteIncomingWindow -= uint32(frames)
+	} else {
+		ss.remoteIncomingWindow = 0
+	}
+	if od != nil {
+		ss.unsettled[id] = od
+	}
+	err := ss.c.writeTransfer(ss.ch, t, payload)
+	ss.mu.Unlock()
+	return err
+}
+
+// disposition settles deliveries the session sent (the client is the
+// receiver) and answers when the client waits for the outcome.
+func (ss *session) disposition(d *amqp.Disposition) {
+	if d.Role != amqp.RoleReceiver {
+		return // the client settling its own transfers after our outcome
+	}
+	last := d.First
+	if d.Last != nil {
+		last = *d.Last
+	}
+	if last-d.First > 1<<16 {
+		last = d.First + 1<<16
+	}
+	for id := d.First; ; id++ {
+		ss.mu.Lock()
+		od := ss.unsettled[id]
+		if od != nil && (d.Settled || d.State != nil) {
+			delete(ss.unsettled, id)
+		}
+		ss.mu.Unlock()
+		if od != nil && d.State != nil {
+			state := od.l.settle(od, d.State)
+			if !d.Settled {
+				one := id
+				ss.c.writeFrame(amqp.FrameAMQP, ss.ch, &amqp.Disposition{Role: amqp.RoleSender, First: one, Settled: true, State: state})
+			}
+		}
+		if id == last {
+			break
+		}
+	}
+}
+
+// detach ends a link the client detaches.
+func (ss *session) detach(d *amqp.Detach) {
+	ss.mu.Lock()
+	l := ss.links[d.Handle]
+	if l != nil {
+		delete(ss.links, d.Handle)
+		if ss.names[l.name] == l {
+			delete(ss.names, l.name)
+		}
+	}
+	ss.mu.Unlock()
+	if l == nil {
+		ss.errorEnd(condUnattached, fmt.Sprintf("detach of handle %d, which is not attached", d.Handle))
+		return
+	}
+	l.stop()
+	ss.c.writeFrame(amqp.FrameAMQP, ss.ch, &amqp.Detach{Handle: l.handle, Closed: d.Closed})
+}
+
+// removeLink forgets a link the server detached.
+func (ss *session) removeLink(l *link) {
+	ss.mu.Lock()
+	if ss.links[l.peerHandle] == l {
+		delete(ss.links, l.peerHandle)
+	}
+	if ss.names[l.name] == l {
+		delete(ss.names, l.name)
+	}
+	ss.mu.Unlock()
+}
+
+// errorEnd ends the session with an error (§2.5.5).
+func (ss *session) errorEnd(cond amqp.Symbol, desc string) {
+	ss.c.writeFrame(amqp.FrameAMQP, ss.ch, &amqp.End{Error: &amqp.Error{Condition: cond, Description: desc}})
+	ss.c.endSession(ss.ch)
+}
+
+// stop stops the session's links; deliveries it sent locked stay locked
+// until their lock runs out or someone settles them by lock token.
+func (ss *session) stop() {
+	ss.mu.Lock()
+	ss.stopped = true
+	ls := make([]*link, 0, len(ss.links))
+	for _, l := range ss.links {
+		ls = append(ls, l)
+	}
+	ss.links = map[uint32]*link{}
+	ss.names = map[string]*link{}
+	ss.cond.Broadcast()
+	ss.mu.Unlock()
+	for _, l := range ls {
+		l.stop()
+	}
+}
+
+// replyLink finds the link a response to a request on in goes out on: a
+// sending link of the session whose source is the request link's address,
+// preferring the one whose target or name is the request's reply-to.
+func (ss *session) replyLink(in *link, replyTo string) *link {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	var found *link
+	for _, l := range ss.links {
+		if l.kind != linkCBSOut && l.kind != linkMgmtOut {
+			continue
+		}
+		if fold(l.addr) != fold(in.addr) {
+			continue
+		}
+		if replyTo != "" && (l.target == replyTo || l.name == replyTo) {
+			return l
+		}
+		if found == nil {
+			found = l
+		}
+	}
+	return found
+}
