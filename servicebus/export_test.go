@@ -24,3 +24,8 @@ func (s *Server) AddRule(topic, sub string, p atom.RuleProperties) error {
 	_, err := s.addRule(topic, sub, p)
 	return err
 }
+
+func (s *Server) UpdateQueue(name string, p atom.QueueProperties) error {
+	_, err := s.updateQueue(name, p)
+	return err
+}
