@@ -27,6 +27,7 @@ func NewAdmin(s *Server, addr string, log *slog.Logger) *Admin {
 		log = slog.New(slog.DiscardHandler)
 	}
 	h := atom.NewHandler(backend{s}, s.authorizeHTTP, log)
+	h.Now = s.cfg.Now
 	return &Admin{Server: httpserver.New("Service Bus administration API", addr, h, log), handler: h}
 }
 
@@ -314,13 +315,27 @@ func (s *Server) LoadConfig(data []byte) error {
 	for _, e := range cfg.Entries() {
 		_, err := b.Get(e.Path)
 		exists := err == nil
+		var first *atom.RuleProperties
 		if e.Path.Kind == atom.KindSubscription && e.Subscription != nil && exists {
+			// an existing subscription keeps its rules; the file's first
+			// rule, which stands in for $Default on creation, is updated
+			// like the others
 			sp := *e.Subscription
-			sp.DefaultRule = nil
+			first, sp.DefaultRule = sp.DefaultRule, nil
 			e.Subscription = &sp
 		}
 		if _, err := b.Put(e, exists); err != nil {
 			return core.Errorf(core.EINVALID, "%s '%s': %s", strings.ToLower(e.Path.Kind.String()), e.Path.String(), core.ErrorMessage(err))
+		}
+		if first != nil {
+			if _, err := s.replaceRule(e.Path.Entity, e.Path.Subscription, *first); core.ErrorCode(err) == core.ENOTFOUND {
+				_, err = s.addRule(e.Path.Entity, e.Path.Subscription, *first)
+				if err != nil {
+					return err
+				}
+			} else if err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -458,7 +458,10 @@ func (c *conn) authorized(path string) bool {
 	defer c.amu.Unlock()
 	p := fold(path)
 	for _, cl := range c.claims {
-		if cl.expires.After(now) && (cl.path == "" || p == cl.path || strings.HasPrefix(p, cl.path+"/")) {
+		// a claim covers its path and what is below it (a dead-letter
+		// queue); one on "<entity>/$management" covers the entity too
+		if cl.expires.After(now) && (cl.path == "" || p == cl.path || strings.HasPrefix(p, cl.path+"/") ||
+			cl.path == p+"/$management") {
 			return true
 		}
 	}

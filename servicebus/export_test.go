@@ -29,3 +29,5 @@ func (s *Server) UpdateQueue(name string, p atom.QueueProperties) error {
 	_, err := s.updateQueue(name, p)
 	return err
 }
+
+func (s *Server) RemoveRule(topic, sub, name string) error { return s.removeRule(topic, sub, name) }

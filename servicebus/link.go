@@ -103,6 +103,9 @@ func (ss *session) attach(a *amqp.Attach) {
 			reply.Source = a.Source
 			reply.Target = nil
 		}
+		ss.mu.Lock()
+		ss.detached[a.Handle] = struct{}{}
+		ss.mu.Unlock()
 		c.writeFrame(amqp.FrameAMQP, ss.ch, reply)
 		c.writeFrame(amqp.FrameAMQP, ss.ch, &amqp.Detach{Handle: handle, Closed: true, Error: err})
 		c.log.Debug("attach refused", "name", a.Name, "condition", err.Condition, "description", err.Description)
@@ -162,7 +165,7 @@ func (l *link) setUpReceiving(a *amqp.Attach) *amqp.Error {
 		return &amqp.Error{Condition: condNotFound, Description: fmt.Sprintf("The messaging entity '%s' could not be found.", l.addr)}
 	}
 	l.path = ad.path()
-	if !l.ss.c.authorized(ad.entity) {
+	if !l.ss.c.authorized(l.path) {
 		return errUnauthorized("Send", l.ss.c, l.addr)
 	}
 	if ad.mgmt {
@@ -206,7 +209,7 @@ func (l *link) setUpSending(a *amqp.Attach) *amqp.Error {
 		return &amqp.Error{Condition: condNotFound, Description: fmt.Sprintf("The messaging entity '%s' could not be found.", l.addr)}
 	}
 	l.path = ad.path()
-	if !l.ss.c.authorized(ad.entity) {
+	if !l.ss.c.authorized(l.path) {
 		return errUnauthorized("Listen", l.ss.c, l.addr)
 	}
 	if ad.mgmt {
