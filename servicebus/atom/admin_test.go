@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
+// defaultKey is the official emulator's key.
+var defaultKey = sas.Key{Name: sas.DefaultKeyName, Value: sas.DefaultKeyValue}
+
 // clock is the fixed time of the backend and the handler.
 var clock = time.Date(2025, 3, 4, 5, 6, 7, 123456700, time.UTC)
 
@@ -70,7 +73,7 @@ func MustFixture(tb testing.TB) *fixture {
 	tb.Helper()
 	b := newMemBackend(clock)
 	authorize := func(r *http.Request) error {
-		return sas.Verify(r.Header.Get("Authorization"), []sas.Key{sas.DefaultKey}, "http://"+r.Host+r.URL.Path, clock)
+		return sas.Verify(r.Header.Get("Authorization"), []sas.Key{defaultKey}, "http://"+r.Host+r.URL.Path, clock)
 	}
 	h := atom.NewHandler(b, authorize, nil)
 	h.Now = func() time.Time { return clock }
@@ -117,7 +120,7 @@ func statusOf(err error) int {
 
 func TestAdminClientQueues(t *testing.T) {
 	f := MustFixture(t)
-	c := MustAdmin(t, f, sas.DefaultKey)
+	c := MustAdmin(t, f, defaultKey)
 	ctx := context.Background()
 
 	props := admin.QueueProperties{
@@ -270,7 +273,7 @@ func TestAdminClientQueues(t *testing.T) {
 
 func TestAdminClientTopicsSubscriptionsRules(t *testing.T) {
 	f := MustFixture(t)
-	c := MustAdmin(t, f, sas.DefaultKey)
+	c := MustAdmin(t, f, defaultKey)
 	ctx := context.Background()
 
 	topic, err := c.CreateTopic(ctx, "events", &admin.CreateTopicOptions{Properties: &admin.TopicProperties{
@@ -491,7 +494,7 @@ func listRules(t *testing.T, c *admin.Client, topic, sub string) []admin.RulePro
 func TestAdminClientNamespaceAndAuth(t *testing.T) {
 	f := MustFixture(t)
 	ctx := context.Background()
-	ns, err := MustAdmin(t, f, sas.DefaultKey).GetNamespaceProperties(ctx, nil)
+	ns, err := MustAdmin(t, f, defaultKey).GetNamespaceProperties(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +503,7 @@ func TestAdminClientNamespaceAndAuth(t *testing.T) {
 		t.Errorf("GetNamespaceProperties (-want +got):\n%s", diff)
 	}
 
-	_, err = MustAdmin(t, f, sas.Key{Name: sas.DefaultKey.Name, Value: "wrong"}).GetQueue(ctx, "q", nil)
+	_, err = MustAdmin(t, f, sas.Key{Name: sas.DefaultKeyName, Value: "wrong"}).GetQueue(ctx, "q", nil)
 	if statusOf(err) != http.StatusUnauthorized || !strings.Contains(err.Error(), "InvalidSignature") {
 		t.Errorf("GetQueue with a wrong key: %v, want 401 InvalidSignature", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/lapse-emulator/lapse/core"
 )
@@ -55,7 +56,7 @@ func (h *Handler) writeStatus(w http.ResponseWriter, r *http.Request, status int
 	if path != "" {
 		tracker += ":" + path
 	}
-	detail += fmt.Sprintf(" TrackingId:%s, SystemTracker:%s, Timestamp:%s",
+	detail = strings.TrimRight(detail, " ") + fmt.Sprintf(" TrackingId:%s, SystemTracker:%s, Timestamp:%s",
 		trackingID(), tracker, h.Now().UTC().Format("2006-01-02T15:04:05"))
 	var b xmlBuf
 	b.open("Error")

@@ -207,7 +207,10 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request, p Path) {
 	if p.Kind == 0 {
 		e, err = h.b.Get(Path{Kind: KindQueue, Entity: p.Entity})
 		if core.ErrorCode(err) == core.ENOTFOUND {
-			e, err = h.b.Get(Path{Kind: KindTopic, Entity: p.Entity})
+			var terr error
+			if e, terr = h.b.Get(Path{Kind: KindTopic, Entity: p.Entity}); core.ErrorCode(terr) != core.ENOTFOUND {
+				err = terr
+			}
 		}
 	} else {
 		e, err = h.b.Get(p)
@@ -269,7 +272,9 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request, p Path) {
 	if p.Kind == 0 {
 		err = h.b.Delete(Path{Kind: KindQueue, Entity: p.Entity})
 		if core.ErrorCode(err) == core.ENOTFOUND {
-			err = h.b.Delete(Path{Kind: KindTopic, Entity: p.Entity})
+			if terr := h.b.Delete(Path{Kind: KindTopic, Entity: p.Entity}); core.ErrorCode(terr) != core.ENOTFOUND {
+				err = terr
+			}
 		}
 	} else {
 		err = h.b.Delete(p)
@@ -344,9 +349,13 @@ func (h *Handler) writeEntry(w http.ResponseWriter, r *http.Request, status int,
 // head is an entity's entry head: its URL as id (the JS client reads names
 // from it), its name as title (the Go and .NET clients read it there).
 func (h *Handler) head(r *http.Request, e Entry, author string) entryHead {
+	updated := e.Runtime.UpdatedAt
+	if updated.IsZero() {
+		updated = e.Runtime.CreatedAt
+	}
 	return entryHead{
 		id: h.url(r, e.Path.String()), title: e.Path.Name(), author: author,
-		published: e.Runtime.CreatedAt, updated: e.Runtime.UpdatedAt,
+		published: e.Runtime.CreatedAt, updated: updated,
 	}
 }
 

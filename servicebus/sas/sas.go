@@ -18,10 +18,13 @@ type Key struct {
 	Name, Value string
 }
 
-// DefaultKey is the key of the official emulator's connection string,
+// The key of the official emulator's connection string,
 // "Endpoint=sb://localhost;SharedAccessKeyName=RootManageSharedAccessKey;
 // SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;".
-var DefaultKey = Key{Name: "RootManageSharedAccessKey", Value: "SAS_KEY_VALUE"}
+const (
+	DefaultKeyName  = "RootManageSharedAccessKey"
+	DefaultKeyValue = "SAS_KEY_VALUE"
+)
 
 // prefix starts every token.
 const prefix = "SharedAccessSignature "
