@@ -92,11 +92,39 @@ func TestTopicRulesFilterAndAct(t *testing.T) {
 		t.Fatalf("$Default took %v", got)
 	}
 	red := receive(t, c.receiver("orders", "red", nil), 10)
-	if !slices.Equal(names(red), []string{"red-10"}) || red[0].Subject == nil || *red[0].Subject != "big-red" || red[0].ApplicationProperties["seen"] != true {
+	if !slices.Equal(names(red), []string{"red-10"}) || red[0].Subject == nil || *red[0].Subject != "big-red" ||
+		red[0].ApplicationProperties["seen"] != true || red[0].ApplicationProperties["RuleName"] != "red" {
 		t.Fatalf("SQL rule took %v (%+v)", names(red), red)
 	}
 	if got := bodies(t, c.receiver("orders", "corr", nil)); !slices.Equal(got, []string{"k1"}) {
 		t.Fatalf("correlation rule took %v", got)
+	}
+}
+
+func TestEachRuleWithAnActionMakesACopy(t *testing.T) {
+	f := MustServer(t)
+	f.MustTopic("t", nil, "s")
+	// $Default (no action) and two more rules without actions make one
+	// copy; two rules with actions make one copy each.
+	for _, r := range []atom.RuleProperties{
+		{Name: "plain1", Filter: atom.Filter{Type: atom.SQLFilter, SQLExpression: "1=1"}},
+		{Name: "plain2", Filter: atom.Filter{Type: atom.CorrelationFilter, Correlation: atom.Correlation{Subject: "x"}}},
+		{Name: "act1", Filter: atom.Filter{Type: atom.TrueFilter}, Action: &atom.Action{SQLExpression: "SET n = 1"}},
+		{Name: "act2", Filter: atom.Filter{Type: atom.TrueFilter}, Action: &atom.Action{SQLExpression: "SET n = 2"}},
+	} {
+		if err := f.s.AddRule("t", "s", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := f.sb()
+	c.send("t", &azservicebus.Message{Body: []byte("m"), Subject: ptr("x")})
+	got := receive(t, c.receiver("t", "s", nil), 10)
+	var rules []any
+	for _, m := range got {
+		rules = append(rules, m.ApplicationProperties["RuleName"])
+	}
+	if len(got) != 3 || rules[0] != nil || rules[1] != "act1" || rules[2] != "act2" {
+		t.Fatalf("copies: %d with RuleName %v; want 3: the plain one, act1, act2", len(got), rules)
 	}
 }
 

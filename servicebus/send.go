@@ -95,78 +95,71 @@ func (s *Server) route(now time.Time, path string, in *inMsg, hops int, enq enqu
 	var cs []placed
 	view := &msgView{m: in.m, now: now, ttl: in.ttl, size: len(in.raw)}
 	for _, t := range targets {
-		var matched []*rule
+		// Rules without actions are OR'ed into one copy; each matching
+		// rule with an action makes a copy of its own, named by the
+		// application property RuleName ("Topic filters and actions").
+		plain := false
+		var copies []*inMsg
 		for _, r := range t.rules {
 			ok, err := r.matches(view)
-			if err == nil && ok {
-				matched = append(matched, r)
-			}
-		}
-		if len(matched) == 0 {
-			continue
-		}
-		copyMsg := in
-		if withActions(matched) {
-			var err error
-			if copyMsg, err = applyActions(in, matched, now); err != nil {
-				s.log().Warn("a rule action failed", "subscription", t.se.main.path(), "err", err)
-				copyMsg = in
-			}
-		}
-		if t.props.forward != "" && hops < maxForwardHops {
-			if touch {
-				s.e.Touch(now, t.se.main.key, core.UseForward)
-			}
-			fwd := *copyMsg
-			fwd.ttl = in.ttl
-			more, err := s.route(now, forwardName(t.props.forward), &fwd, hops+1, enq, touch)
-			if err != nil {
-				s.log().Warn("auto-forwarding failed", "subscription", t.se.main.path(), "err", err)
+			if err != nil || !ok {
 				continue
 			}
-			cs = append(cs, more...)
-			continue
-		}
-		if t.props.session && copyMsg.sessionID() == "" {
-			continue
-		}
-		p, err := enq(t.se.main.key, copyMsg.item(now, ttl))
-		if err != nil {
-			if core.ErrorCode(err) == core.ENOTFOUND {
-				continue // deleted meanwhile
+			if r.action == nil {
+				plain = true
+				continue
 			}
-			return nil, err
+			cp, err := applyAction(in, r, now)
+			if err != nil {
+				s.log().Warn("a rule action failed", "subscription", t.se.main.path(), "rule", r.props.Name, "err", err)
+				continue
+			}
+			copies = append(copies, cp)
 		}
-		cs = append(cs, p)
+		if plain {
+			copies = append([]*inMsg{in}, copies...)
+		}
+		for _, cp := range copies {
+			if t.props.forward != "" && hops < maxForwardHops {
+				if touch {
+					s.e.Touch(now, t.se.main.key, core.UseForward)
+				}
+				more, err := s.route(now, forwardName(t.props.forward), cp, hops+1, enq, touch)
+				if err != nil {
+					s.log().Warn("auto-forwarding failed", "subscription", t.se.main.path(), "err", err)
+					continue
+				}
+				cs = append(cs, more...)
+				continue
+			}
+			if t.props.session && cp.sessionID() == "" {
+				continue
+			}
+			p, err := enq(t.se.main.key, cp.item(now, ttl))
+			if err != nil {
+				if core.ErrorCode(err) == core.ENOTFOUND {
+					continue // deleted meanwhile
+				}
+				return nil, err
+			}
+			cs = append(cs, p)
+		}
 	}
 	return cs, nil
 }
 
-func withActions(rs []*rule) bool {
-	for _, r := range rs {
-		if r.action != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// applyActions returns a copy of the message changed by the rules'
-// actions.
-func applyActions(in *inMsg, rs []*rule, now time.Time) (*inMsg, error) {
+// applyAction returns a copy of the message changed by the rule's action,
+// with the application property RuleName.
+func applyAction(in *inMsg, r *rule, now time.Time) (*inMsg, error) {
 	m, err := amqp.UnmarshalMessage(in.raw)
 	if err != nil {
 		return nil, err
 	}
 	view := &msgView{m: m, now: now, ttl: in.ttl, size: len(in.raw)}
-	for _, r := range rs {
-		if r.action == nil {
-			continue
-		}
-		if err := r.action.Apply(view); err != nil {
-			return nil, err
-		}
+	if err := r.action.Apply(view); err != nil {
+		return nil, err
 	}
+	m.ApplicationProperties = m.ApplicationProperties.Set("RuleName", r.props.Name)
 	raw, err := m.MarshalBinary()
 	if err != nil {
 		return nil, err
