@@ -149,17 +149,33 @@ func appendArrayValue(dst []byte, v any, depth int, w width) (out []byte, ok boo
 	case []uint16:
 		out, err = appendArray(dst, v, codeUshort, w, be.AppendUint16)
 	case []uint32:
-		out, err = appendArray(dst, v, codeUint, w, be.AppendUint32)
+		if all(v, func(x uint32) bool { return x <= math.MaxUint8 }) {
+			out, err = appendArray(dst, v, codeSmallUint, w, func(b []byte, x uint32) []byte { return append(b, byte(x)) })
+		} else {
+			out, err = appendArray(dst, v, codeUint, w, be.AppendUint32)
+		}
 	case []uint64:
-		out, err = appendArray(dst, v, codeUlong, w, be.AppendUint64)
+		if all(v, func(x uint64) bool { return x <= math.MaxUint8 }) {
+			out, err = appendArray(dst, v, codeSmallUlong, w, func(b []byte, x uint64) []byte { return append(b, byte(x)) })
+		} else {
+			out, err = appendArray(dst, v, codeUlong, w, be.AppendUint64)
+		}
 	case []int8:
 		out, err = appendArray(dst, v, codeByte, w, func(b []byte, x int8) []byte { return append(b, byte(x)) })
 	case []int16:
 		out, err = appendArray(dst, v, codeShort, w, func(b []byte, x int16) []byte { return be.AppendUint16(b, uint16(x)) })
 	case []int32:
-		out, err = appendArray(dst, v, codeInt, w, func(b []byte, x int32) []byte { return be.AppendUint32(b, uint32(x)) })
+		if all(v, func(x int32) bool { return x >= math.MinInt8 && x <= math.MaxInt8 }) {
+			out, err = appendArray(dst, v, codeSmallInt, w, func(b []byte, x int32) []byte { return append(b, byte(x)) })
+		} else {
+			out, err = appendArray(dst, v, codeInt, w, func(b []byte, x int32) []byte { return be.AppendUint32(b, uint32(x)) })
+		}
 	case []int64:
-		out, err = appendArray(dst, v, codeLong, w, func(b []byte, x int64) []byte { return be.AppendUint64(b, uint64(x)) })
+		if all(v, func(x int64) bool { return x >= math.MinInt8 && x <= math.MaxInt8 }) {
+			out, err = appendArray(dst, v, codeSmallLong, w, func(b []byte, x int64) []byte { return append(b, byte(x)) })
+		} else {
+			out, err = appendArray(dst, v, codeLong, w, func(b []byte, x int64) []byte { return be.AppendUint64(b, uint64(x)) })
+		}
 	case []float32:
 		out, err = appendArray(dst, v, codeFloat, w, func(b []byte, x float32) []byte { return be.AppendUint32(b, math.Float32bits(x)) })
 	case []float64:
@@ -188,6 +204,17 @@ func appendArrayValue(dst []byte, v any, depth int, w width) (out []byte, ok boo
 		return dst, false, nil
 	}
 	return out, true, err
+}
+
+// all reports whether ok holds for every item; arrays of integers use the
+// one-byte element encoding when it does for "fits in a byte".
+func all[T any](items []T, ok func(T) bool) bool {
+	for _, x := range items {
+		if !ok(x) {
+			return false
+		}
+	}
+	return true
 }
 
 func appendArray[T any](dst []byte, items []T, c byte, w width, body func([]byte, T) []byte) ([]byte, error) {

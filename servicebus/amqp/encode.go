@@ -170,13 +170,13 @@ func appendDescribed(dst []byte, v Described, depth int) ([]byte, error) {
 	default:
 		return dst, fmt.Errorf("amqp: descriptor of Go type %T, want uint64 or Symbol", v.Descriptor)
 	}
-	if _, ok := v.Value.(*Described); ok {
+	at := len(dst)
+	dst, err := appendValue(dst, v.Value, depth+1)
+	if err == nil && len(dst) > at && dst[at] == codeDescribed {
+		// The decoders refuse this too: one descriptor per value.
 		return dst, fmt.Errorf("amqp: a described value's value cannot itself be described")
 	}
-	if _, ok := v.Value.(Described); ok {
-		return dst, fmt.Errorf("amqp: a described value's value cannot itself be described")
-	}
-	return appendValue(dst, v.Value, depth+1)
+	return dst, err
 }
 
 // width selects how a list, map or array is written.

@@ -41,17 +41,24 @@ type Attach struct {
 // Flow is the AMQP 1.0 flow performative (§2.7.4), which updates session
 // windows and, when Handle is set, a link's flow state.
 type Flow struct {
+	// NextIncomingID is the sender's next expected transfer-id; nil until
+	// the sender has seen the peer's begin.
 	NextIncomingID *uint32
 	IncomingWindow uint32
 	NextOutgoingID uint32
 	OutgoingWindow uint32
-	Handle         *uint32
-	DeliveryCount  *uint32
-	LinkCredit     *uint32
-	Available      *uint32
-	Drain          bool
-	Echo           bool
-	Properties     Map
+	// Handle names the link the link fields below are about; nil for a
+	// session-only flow.
+	Handle        *uint32
+	DeliveryCount *uint32
+	LinkCredit    *uint32
+	// Available is the number of messages the link's sender has ready.
+	Available *uint32
+	// Drain asks the sender to use up all credit now.
+	Drain bool
+	// Echo asks the peer to answer with its own flow state.
+	Echo       bool
+	Properties Map
 }
 
 // Detach is the AMQP 1.0 detach performative (§2.7.7), which detaches a
@@ -144,8 +151,22 @@ func (fl *Flow) AppendTo(dst []byte) ([]byte, error) {
 	return w.finish()
 }
 
-func (fl *Flow) decodeFields(f *fields) {
-	fl.NextIncomingID = f.uintPtr()
+// flowSlab holds a decoded Flow and the values its pointer fields point
+// to, so that decoding one costs a single allocation.
+type flowSlab struct {
+	fl                                                           Flow
+	nextIncomingID, handle, deliveryCount, linkCredit, available uint32
+}
+
+func (s *flowSlab) decodeFields(f *fields) {
+	fl := &s.fl
+	set := func(dst **uint32, slot *uint32) {
+		if v, ok := f.uint(); ok {
+			*slot = v
+			*dst = slot
+		}
+	}
+	set(&fl.NextIncomingID, &s.nextIncomingID)
 	var ok bool
 	if fl.IncomingWindow, ok = f.uint(); !ok {
 		f.missing("incoming-window")
@@ -156,13 +177,19 @@ func (fl *Flow) decodeFields(f *fields) {
 	if fl.OutgoingWindow, ok = f.uint(); !ok {
 		f.missing("outgoing-window")
 	}
-	fl.Handle = f.uintPtr()
-	fl.DeliveryCount = f.uintPtr()
-	fl.LinkCredit = f.uintPtr()
-	fl.Available = f.uintPtr()
+	set(&fl.Handle, &s.handle)
+	set(&fl.DeliveryCount, &s.deliveryCount)
+	set(&fl.LinkCredit, &s.linkCredit)
+	set(&fl.Available, &s.available)
 	fl.Drain = f.bool()
 	fl.Echo = f.bool()
 	fl.Properties = f.mapv()
+}
+
+func (fl *Flow) decodeFields(f *fields) {
+	s := new(flowSlab)
+	s.decodeFields(f)
+	*fl = s.fl
 }
 
 // AppendTo appends the encoded detach to dst; nil encodes as null.

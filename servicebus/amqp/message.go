@@ -67,10 +67,10 @@ func (*Header) Descriptor() uint64 { return descHeader }
 func (*Properties) Descriptor() uint64 { return descProperties }
 
 // AppendTo appends the encoded header section to dst; a nil *Header
-// appends nothing, as the section is then absent.
+// encodes as null (AppendMessage leaves an absent section out).
 func (h *Header) AppendTo(dst []byte) ([]byte, error) {
 	if h == nil {
-		return dst, nil
+		return append(dst, codeNull), nil
 	}
 	w := beginComposite(dst, descHeader)
 	w.flag(h.Durable)
@@ -89,11 +89,11 @@ func (h *Header) decodeFields(f *fields) {
 	h.DeliveryCount, _ = f.uint()
 }
 
-// AppendTo appends the encoded properties section to dst; a nil
-// *Properties appends nothing, as the section is then absent.
+// AppendTo appends the encoded properties section to dst; a nil *Properties
+// encodes as null (AppendMessage leaves an absent section out).
 func (p *Properties) AppendTo(dst []byte) ([]byte, error) {
 	if p == nil {
-		return dst, nil
+		return append(dst, codeNull), nil
 	}
 	w := beginComposite(dst, descProperties)
 	w.value(p.MessageID)
@@ -149,16 +149,20 @@ func AppendMessage(dst []byte, m *Message) ([]byte, error) {
 		return dst, fmt.Errorf("amqp: a message body is data, amqp-sequence or amqp-value sections, not a mix")
 	}
 	var err error
-	if dst, err = m.Header.AppendTo(dst); err != nil {
-		return dst[:start], err
+	if m.Header != nil {
+		if dst, err = m.Header.AppendTo(dst); err != nil {
+			return dst[:start], err
+		}
 	}
 	dst, err = appendMapSection(dst, descDeliveryAnnots, m.DeliveryAnnotations, err)
 	dst, err = appendMapSection(dst, descMessageAnnots, m.MessageAnnotations, err)
 	if err != nil {
 		return dst[:start], err
 	}
-	if dst, err = m.Properties.AppendTo(dst); err != nil {
-		return dst[:start], err
+	if m.Properties != nil {
+		if dst, err = m.Properties.AppendTo(dst); err != nil {
+			return dst[:start], err
+		}
 	}
 	dst, err = appendMapSection(dst, descApplicationProp, m.ApplicationProperties, err)
 	if err != nil {

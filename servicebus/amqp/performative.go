@@ -44,11 +44,25 @@ func ReadPerformative(b []byte) (Performative, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	p := newPerformative(code)
-	if !known || p == nil {
+	if !known {
 		return nil, 0, decodeErrorf("frame body with unknown descriptor %v", desc)
 	}
-	if err := d.decodeList(p.(fieldDecoder)); err != nil {
+	var p Performative
+	var fd fieldDecoder
+	switch code {
+	case descTransfer:
+		s := new(transferSlab)
+		p, fd = &s.t, s
+	case descFlow:
+		s := new(flowSlab)
+		p, fd = &s.fl, s
+	default:
+		if p = newPerformative(code); p == nil {
+			return nil, 0, decodeErrorf("frame body with unknown descriptor %v", desc)
+		}
+		fd = p.(fieldDecoder)
+	}
+	if err := d.decodeList(fd); err != nil {
 		return nil, 0, err
 	}
 	return p, len(b) - len(d.b), nil

@@ -52,7 +52,7 @@ func SplitSections(b []byte) ([]Section, error) {
 		}
 		d.b = sub.b
 		if out == nil {
-			out = make([]Section, 0, 4)
+			out = make([]Section, 0, 8)
 		}
 		out = append(out, Section{Code: code, Raw: b[start : len(b)-len(d.b) : len(b)-len(d.b)]})
 	}

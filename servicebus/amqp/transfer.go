@@ -23,8 +23,11 @@ type Transfer struct {
 	RcvSettleMode *uint8
 	// State is the delivery state, for resumed deliveries.
 	State DeliveryState
-	Resume    bool
-	Aborted   bool
+	// Resume marks a delivery resumed after the link was re-attached.
+	Resume bool
+	// Aborted says the sender abandoned the delivery; drop its transfers.
+	Aborted bool
+	// Batchable says the receiver may delay its disposition.
 	Batchable bool
 }
 
@@ -33,10 +36,14 @@ type Transfer struct {
 type Disposition struct {
 	// Role is the role of the sender of the disposition: RoleReceiver when
 	// a receiver settles, RoleSender when a sender does.
-	Role      bool
-	First     uint32
-	Last      *uint32
-	Settled   bool
+	Role bool
+	// First and Last delimit the range of delivery-ids; nil Last means
+	// just First.
+	First uint32
+	Last  *uint32
+	// Settled says the sender of the disposition settles the deliveries.
+	Settled bool
+	// State is the new delivery state, usually an outcome.
 	State     DeliveryState
 	Batchable bool
 }
@@ -67,21 +74,45 @@ func (t *Transfer) AppendTo(dst []byte) ([]byte, error) {
 	return w.finish()
 }
 
-func (t *Transfer) decodeFields(f *fields) {
+// transferSlab holds a decoded Transfer and the values its pointer fields
+// point to, so that decoding one costs a single allocation.
+type transferSlab struct {
+	t                         Transfer
+	deliveryID, messageFormat uint32
+	settled                   bool
+	rcvSettleMode             uint8
+}
+
+func (s *transferSlab) decodeFields(f *fields) {
+	t := &s.t
 	var ok bool
 	if t.Handle, ok = f.uint(); !ok {
 		f.missing("handle")
 	}
-	t.DeliveryID = f.uintPtr()
+	if s.deliveryID, ok = f.uint(); ok {
+		t.DeliveryID = &s.deliveryID
+	}
 	t.DeliveryTag = f.binary()
-	t.MessageFormat = f.uintPtr()
-	t.Settled = f.boolPtr()
+	if s.messageFormat, ok = f.uint(); ok {
+		t.MessageFormat = &s.messageFormat
+	}
+	if s.settled, ok = get(f, isBool, (*decoder).boolBody); ok {
+		t.Settled = &s.settled
+	}
 	t.More = f.bool()
-	t.RcvSettleMode = f.ubytePtr()
+	if s.rcvSettleMode, ok = f.ubyte(); ok {
+		t.RcvSettleMode = &s.rcvSettleMode
+	}
 	t.State = f.deliveryState()
 	t.Resume = f.bool()
 	t.Aborted = f.bool()
 	t.Batchable = f.bool()
+}
+
+func (t *Transfer) decodeFields(f *fields) {
+	s := new(transferSlab)
+	s.decodeFields(f)
+	*t = s.t
 }
 
 // AppendTo appends the encoded disposition to dst; nil encodes as null.

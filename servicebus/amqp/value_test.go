@@ -34,15 +34,19 @@ func hexBytes(parts ...any) []byte {
 	return b
 }
 
-func TestValueRoundTrip(t *testing.T) {
+// valueCase is a value and its expected encoding.
+type valueCase struct {
+	name string
+	v    any
+	enc  []byte
+}
+
+// valueCases covers every primitive type and encoding width (§1.6).
+func valueCases() []valueCase {
 	ts := time.UnixMilli(1700000000123).UTC()
 	u := UUID{0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0}
 	long := strings.Repeat("x", 300)
-	tests := []struct {
-		name string
-		v    any
-		enc  []byte
-	}{
+	return []valueCase{
 		{"Null", nil, hexBytes(0x40)},
 		{"True", true, hexBytes(0x41)},
 		{"False", false, hexBytes(0x42)},
@@ -91,12 +95,17 @@ func TestValueRoundTrip(t *testing.T) {
 			hexBytes(0x00, 0xa3, 33, "apache.org:selector-filter:string", 0xa1, 5, "a = 1")},
 		{"ArrayBool", []bool{true, false}, hexBytes(0xe0, 4, 2, 0x56, 1, 0)},
 		{"ArrayUshort", []uint16{1}, hexBytes(0xe0, 4, 1, 0x60, 0, 1)},
-		{"ArrayUint", []uint32{1, 2}, hexBytes(0xe0, 10, 2, 0x70, 0, 0, 0, 1, 0, 0, 0, 2)},
-		{"ArrayUlong", []uint64{1}, hexBytes(0xe0, 10, 1, 0x80, 0, 0, 0, 0, 0, 0, 0, 1)},
+		{"ArrayUint", []uint32{1, 256}, hexBytes(0xe0, 10, 2, 0x70, 0, 0, 0, 1, 0, 0, 1, 0)},
+		{"ArraySmallUint", []uint32{1, 255}, hexBytes(0xe0, 4, 2, 0x52, 1, 255)},
+		{"ArrayUlong", []uint64{256}, hexBytes(0xe0, 10, 1, 0x80, 0, 0, 0, 0, 0, 0, 1, 0)},
+		{"ArraySmallUlong", []uint64{0, 1}, hexBytes(0xe0, 4, 2, 0x53, 0, 1)},
 		{"ArrayByte", []int8{-1}, hexBytes(0xe0, 3, 1, 0x51, 0xff)},
 		{"ArrayShort", []int16{-1}, hexBytes(0xe0, 4, 1, 0x61, 0xff, 0xff)},
-		{"ArrayInt", []int32{-1}, hexBytes(0xe0, 6, 1, 0x71, 0xff, 0xff, 0xff, 0xff)},
-		{"ArrayLong", []int64{5}, hexBytes(0xe0, 10, 1, 0x81, 0, 0, 0, 0, 0, 0, 0, 5)},
+		{"ArrayInt", []int32{-129}, hexBytes(0xe0, 6, 1, 0x71, 0xff, 0xff, 0xff, 0x7f)},
+		{"ArraySmallInt", []int32{-1}, hexBytes(0xe0, 3, 1, 0x54, 0xff)},
+		{"ArrayLong", []int64{128}, hexBytes(0xe0, 10, 1, 0x81, 0, 0, 0, 0, 0, 0, 0, 128)},
+		{"ArraySmallLong", []int64{5}, hexBytes(0xe0, 3, 1, 0x55, 5)},
+		{"ArrayUintEmpty", []uint32{}, hexBytes(0xe0, 2, 0, 0x52)},
 		{"ArrayFloat", []float32{1.5}, hexBytes(0xe0, 6, 1, 0x72, 0x3f, 0xc0, 0, 0)},
 		{"ArrayDouble", []float64{-2}, hexBytes(0xe0, 10, 1, 0x82, 0xc0, 0, 0, 0, 0, 0, 0, 0)},
 		{"ArrayChar", []Char{'a'}, hexBytes(0xe0, 6, 1, 0x73, 0, 0, 0, "a")},
@@ -114,8 +123,8 @@ func TestValueRoundTrip(t *testing.T) {
 			hexBytes(0xe0, 14, 1, 0xd1, 0, 0, 0, 8, 0, 0, 0, 2, 0xa1, 1, "a", 0x40)},
 		{"ArrayDescribed", &Array{Constructor: []byte{0x00, 0x53, 0x24, 0xc0}, Items: []any{[]any{}, []any{}}},
 			hexBytes(0xe0, 9, 2, 0x00, 0x53, 0x24, 0xc0, 1, 0, 1, 0)},
-		{"ArrayOfArrays", &Array{Constructor: []byte{0xe0}, Items: []any{[]int32{1}, []string{}}},
-			hexBytes(0xe0, 12, 2, 0xe0, 6, 1, 0x71, 0, 0, 0, 1, 2, 0, 0xa1)},
+		{"ArrayOfArrays", &Array{Constructor: []byte{0xe0}, Items: []any{[]int32{1000}, []string{}}},
+			hexBytes(0xe0, 12, 2, 0xe0, 6, 1, 0x71, 0, 0, 3, 0xe8, 2, 0, 0xa1)},
 		{"Error", &Error{Condition: "amqp:not-found", Description: "no"},
 			hexBytes(0x00, 0x53, 0x1d, 0xc0, 21, 2, 0xa3, 14, "amqp:not-found", 0xa1, 2, "no")},
 		{"Accepted", &Accepted{}, hexBytes(0x00, 0x53, 0x24, 0x45)},
@@ -123,7 +132,10 @@ func TestValueRoundTrip(t *testing.T) {
 			hexBytes(0x00, 0x53, 0x27, 0xc0, 6, 3, 0x41, 0x40, 0xc1, 1, 0)},
 		{"Target", &Target{Address: "q"}, hexBytes(0x00, 0x53, 0x29, 0xc0, 4, 1, 0xa1, 1, "q")},
 	}
-	for _, tt := range tests {
+}
+
+func TestValueRoundTrip(t *testing.T) {
+	for _, tt := range valueCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := AppendValue([]byte{0xee}, tt.v)
 			if err != nil {
@@ -133,7 +145,7 @@ func TestValueRoundTrip(t *testing.T) {
 				t.Fatalf("AppendValue overwrote dst")
 			}
 			got = got[1:]
-			if tt.enc != nil && len(tt.enc) > 0 {
+			if tt.enc != nil {
 				if diff := cmp.Diff(tt.enc, got); diff != "" {
 					t.Errorf("AppendValue encoding (-want +got):\n%s", diff)
 				}
@@ -310,6 +322,7 @@ func TestAppendValueErrors(t *testing.T) {
 		{"UnsupportedInMap", Map{{"k", map[string]any{}}}},
 		{"BadDescriptor", &Described{Descriptor: "string", Value: nil}},
 		{"DescribedDescribed", &Described{Descriptor: uint64(1), Value: &Described{Descriptor: uint64(2)}}},
+		{"DescribedComposite", &Described{Descriptor: uint64(1), Value: &Accepted{}}},
 		{"SelfReferentialList", self},
 		{"ArrayItemWrongType", &Array{Constructor: []byte{0x50}, Items: []any{"x"}}},
 		{"ArrayBadConstructor", &Array{Constructor: []byte{0x00, 0x53}, Items: nil}},
