@@ -36,7 +36,7 @@ func TestHealthzAndInfo(t *testing.T) {
 		"control":            {Addr: m.Control.Addr().String(), Served: true},
 		"amqp":               {Addr: m.amqp.Addr().String(), Served: true},
 		"cosmos":             {Addr: ":0"},
-		"servicebusAdmin":    {Addr: ":0"},
+		"servicebusAdmin":    {Addr: m.sbAdmin.Addr().String(), Served: true},
 		"rabbitmqManagement": {Addr: m.management.Addr().String(), Served: true},
 	}}
 	if diff := cmp.Diff(want, info); diff != "" {

@@ -22,6 +22,7 @@ func TestParseFlags(t *testing.T) {
 	defaults := Config{
 		Data: "./lapse-data", AMQPAddr: ":5672", CosmosAddr: ":8081", ServiceBusAdminAddr: ":5300",
 		RabbitMQManagementAddr: ":15672", ControlAddr: ":8080", Clock: "real", LogLevel: slog.LevelInfo,
+		ServiceBusMaxMessageSize: 256 * 1024,
 	}
 	with := func(f func(*Config)) Config {
 		c := defaults
@@ -42,7 +43,7 @@ func TestParseFlags(t *testing.T) {
 		}, nil, Config{
 			Data: ":memory:", AMQPAddr: ":1", CosmosAddr: ":2", ServiceBusAdminAddr: ":3", RabbitMQManagementAddr: ":4",
 			ControlAddr: "127.0.0.1:5", Clock: "frozen", ServiceBusConfig: file, RabbitMQDefinitions: file,
-			CosmosConfig: file, LogLevel: slog.LevelDebug,
+			CosmosConfig: file, LogLevel: slog.LevelDebug, ServiceBusMaxMessageSize: 256 * 1024,
 		}},
 		{"EveryEnvironmentVariable", nil, map[string]string{
 			"LAPSE_DATA": "/d", "LAPSE_AMQP_ADDR": ":1", "LAPSE_COSMOS_ADDR": ":2", "LAPSE_SERVICEBUS_ADMIN_ADDR": ":3",
@@ -52,7 +53,7 @@ func TestParseFlags(t *testing.T) {
 		}, Config{
 			Data: "/d", AMQPAddr: ":1", CosmosAddr: ":2", ServiceBusAdminAddr: ":3", RabbitMQManagementAddr: ":4",
 			ControlAddr: ":5", Clock: "frozen", ServiceBusConfig: file, RabbitMQDefinitions: file,
-			CosmosConfig: file, LogLevel: slog.LevelWarn,
+			CosmosConfig: file, LogLevel: slog.LevelWarn, ServiceBusMaxMessageSize: 256 * 1024,
 		}},
 		{"FlagBeatsEnvironment", []string{"--control-addr", ":7", "-log-level=error"},
 			map[string]string{"LAPSE_CONTROL_ADDR": ":9", "LAPSE_LOG_LEVEL": "debug", "LAPSE_AMQP_ADDR": ":6"},

@@ -68,12 +68,11 @@ func TestRabbitMQDefinitionsFile(t *testing.T) {
 	}
 }
 
-// The AMQP port answers an AMQP 1.0 header (plain or SASL), which the
-// Service Bus front-end will take, as RabbitMQ answers a protocol it does
-// not speak: with the 0-9-1 header, then close.
+// The AMQP port answers a protocol header it does not speak as RabbitMQ
+// does: with the 0-9-1 header, then close. (AMQP 1.0 goes to Service Bus.)
 func TestAMQPListenerAnswersOtherProtocolHeaders(t *testing.T) {
 	m := MustStart(t)
-	for _, h := range []string{"AMQP\x00\x01\x00\x00", "AMQP\x03\x01\x00\x00", "HTTP/1.1"} {
+	for _, h := range []string{"AMQP\x02\x01\x00\x00", "AMQP\x01\x01\x00\x0a", "HTTP/1.1"} {
 		nc, err := net.Dial("tcp", dialable(m.amqp.Addr().String()))
 		if err != nil {
 			t.Fatal(err)
