@@ -315,26 +315,29 @@ func (c *conn) writeFrame(typ amqp.FrameType, ch uint16, p amqp.Performative) {
 }
 
 // writeTransfer queues a delivery, split into frames of the peer's
-// max-frame-size; the frames of one delivery stay together.
-func (c *conn) writeTransfer(ch uint16, t *amqp.Transfer, payload []byte) error {
+// max-frame-size; the frames of one delivery stay together. It returns
+// how many transfer frames it queued, which the session counts in its
+// next-outgoing-id (§2.5.6).
+func (c *conn) writeTransfer(ch uint16, t *amqp.Transfer, payload []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.kick()
 	defer c.wmu.Unlock()
 	head, err := t.AppendTo(nil)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	room := int(c.peerMaxFrame) - 8 - len(head) - 8
 	if len(payload) <= room {
 		c.wbuf, err = amqp.AppendFrame(c.wbuf, amqp.FrameAMQP, ch, t, payload)
-		return err
+		return 1, err
 	}
 	first := *t
 	first.More = true
 	c.wbuf, err = amqp.AppendFrame(c.wbuf, amqp.FrameAMQP, ch, &first, payload[:room])
 	if err != nil {
-		return err
+		return 0, err
 	}
+	frames := 1
 	payload = payload[room:]
 	for len(payload) > 0 {
 		next := amqp.Transfer{Handle: t.Handle}
@@ -343,11 +346,12 @@ func (c *conn) writeTransfer(ch uint16, t *amqp.Transfer, payload []byte) error 
 		next.More = n < len(payload)
 		c.wbuf, err = amqp.AppendFrame(c.wbuf, amqp.FrameAMQP, ch, &next, payload[:n])
 		if err != nil {
-			return err
+			return frames, err
 		}
+		frames++
 		payload = payload[n:]
 	}
-	return nil
+	return frames, nil
 }
 
 func (c *conn) rawWrite(b []byte) {

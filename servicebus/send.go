@@ -169,24 +169,35 @@ func applyAction(in *inMsg, r *rule, now time.Time) (*inMsg, error) {
 	return &out, nil
 }
 
+// The dead-letter reason of an expired message (SB-8).
+const (
+	ttlExpiredReason      = "TTLExpiredException"
+	ttlExpiredDescription = "The message expired and was dead lettered."
+)
+
+// expiredMeta is the Meta of an expired message that had none.
+var expiredMeta = (&itemMeta{DeadLetterReason: ttlExpiredReason, DeadLetterDescription: ttlExpiredDescription}).marshal()
+
 // deadLetter is the engine's DeadLetterFunc: the message moves to its
 // entity's dead-letter queue (SB-8), or where ForwardDeadLetteredMessagesTo
 // sends it, with DeadLetterReason and DeadLetterErrorDescription. It runs
 // inside the engine's lock and only uses tx.
 func (s *Server) deadLetter(tx *core.Tx, from *core.Entity, it core.Item, why core.DeadLetterReason) {
-	m := readItemMeta(it.Meta)
-	switch {
-	case why.Code == "expired":
-		m.DeadLetterReason = "TTLExpiredException"
-		m.DeadLetterDescription = "The message expired and was dead lettered."
-	default:
-		m.DeadLetterReason, m.DeadLetterDescription = why.Code, why.Description
-	}
-	if m.EnqueuedSeq == 0 {
-		m.EnqueuedSeq = it.Seq
+	var m itemMeta
+	if why.Code == "expired" && len(it.Meta) == 0 {
+		// the common case, by the hundred thousand: a shared meta
+		it.Meta = expiredMeta
+		m = itemMeta{DeadLetterReason: ttlExpiredReason, DeadLetterDescription: ttlExpiredDescription}
+	} else {
+		m = readItemMeta(it.Meta)
+		if why.Code == "expired" {
+			m.DeadLetterReason, m.DeadLetterDescription = ttlExpiredReason, ttlExpiredDescription
+		} else {
+			m.DeadLetterReason, m.DeadLetterDescription = why.Code, why.Description
+		}
+		it.Meta = m.marshal()
 	}
 	it.TTL = core.NoTTL
-	it.Meta = m.marshal()
 	it.DeliveryCount = 0
 	s.mu.RLock()
 	n := s.byKey[from.EntityKey]

@@ -25,6 +25,9 @@ type session struct {
 	links map[uint32]*link // by the peer's handle
 	names map[string]*link
 	next  uint32 // our next link handle
+	// detached are the peer's handles of links the server detached (or
+	// refused on attach) whose detach the client has yet to answer.
+	detached map[uint32]struct{}
 
 	nextIncomingID uint32
 	incomingWindow uint32
@@ -48,6 +51,7 @@ func newSession(c *conn, ch uint16, b *amqp.Begin) *session {
 		c: c, ch: ch,
 		links:                map[uint32]*link{},
 		names:                map[string]*link{},
+		detached:             map[uint32]struct{}{},
 		incomingWindow:       sessionWindow,
 		remoteIncomingWindow: b.IncomingWindow,
 		unsettled:            map[uint32]*outDelivery{},
@@ -170,17 +174,17 @@ func (ss *session) sendDelivery(l *link, tag []byte, settled bool, payload []byt
 	format := uint32(0)
 	st := settled
 	t := &amqp.Transfer{Handle: l.handle, DeliveryID: &id, DeliveryTag: tag, MessageFormat: &format, Settled: &st}
-	frames := 1 + len(payload)/int(ss.c.peerMaxFrame-64)
-	ss.nextOutgoingID += uint32(frames)
-	if ss.remoteIncomingWindow >= uint32(frames) {
-		ss.remoteIncomingWindow -= uint32(frames)
-	} else {
-		ss.remoteIncomingWindow = 0
-	}
 	if od != nil {
 		ss.unsettled[id] = od
 	}
-	err := ss.c.writeTransfer(ss.ch, t, payload)
+	n, err := ss.c.writeTransfer(ss.ch, t, payload)
+	frames := uint32(n)
+	ss.nextOutgoingID += frames
+	if ss.remoteIncomingWindow >= frames {
+		ss.remoteIncomingWindow -= frames
+	} else {
+		ss.remoteIncomingWindow = 0
+	}
 	ss.mu.Unlock()
 	return err
 }
@@ -228,7 +232,12 @@ func (ss *session) detach(d *amqp.Detach) {
 			delete(ss.names, l.name)
 		}
 	}
+	_, answer := ss.detached[d.Handle]
+	delete(ss.detached, d.Handle)
 	ss.mu.Unlock()
+	if l == nil && answer {
+		return // the client answers the server's detach (§2.6.5)
+	}
 	if l == nil {
 		ss.errorEnd(condUnattached, fmt.Sprintf("detach of handle %d, which is not attached", d.Handle))
 		return
@@ -237,11 +246,13 @@ func (ss *session) detach(d *amqp.Detach) {
 	ss.c.writeFrame(amqp.FrameAMQP, ss.ch, &amqp.Detach{Handle: l.handle, Closed: d.Closed})
 }
 
-// removeLink forgets a link the server detached.
+// removeLink forgets a link the server detached; the client's detach
+// that answers it is expected.
 func (ss *session) removeLink(l *link) {
 	ss.mu.Lock()
 	if ss.links[l.peerHandle] == l {
 		delete(ss.links, l.peerHandle)
+		ss.detached[l.peerHandle] = struct{}{}
 	}
 	if ss.names[l.name] == l {
 		delete(ss.names, l.name)
@@ -266,6 +277,7 @@ func (ss *session) stop() {
 	}
 	ss.links = map[uint32]*link{}
 	ss.names = map[string]*link{}
+	ss.detached = map[uint32]struct{}{}
 	ss.cond.Broadcast()
 	ss.mu.Unlock()
 	for _, l := range ls {

@@ -1,0 +1,341 @@
+package servicebus_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	gosync "sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/servicebus"
+	"github.com/lapse-emulator/lapse/servicebus/atom"
+)
+
+// The official JS SDK, @azure/service-bus, against the server: each
+// scenario of jstest/scenarios.mjs runs in node against a fresh server on a
+// frozen clock and prints one JSON line, checked here.
+
+// jsDir holds package.json, its lock file and scenarios.mjs.
+const jsDir = "jstest"
+
+// jsScenario is one scenario of scenarios.mjs and what its line must say.
+type jsScenario struct {
+	name string
+	// want is what the line decodes to; the line is decoded into a value of
+	// want's type, so fields that vary between runs are left out of it.
+	want any
+	// check, when set, looks at what want cannot pin down.
+	check func(t *testing.T, line []byte)
+}
+
+func TestJSClient_Scenarios(t *testing.T) {
+	node := mustJS(t)
+	type peekLock struct {
+		Body, MessageID, Color          string
+		SequenceNumber, DeliveryCount   int64
+		HasLockToken                    bool
+		LockedUntil, Enqueued           string
+		AfterComplete, PeekAfterComplete int
+	}
+	type receiveAndDelete struct {
+		Bodies     []string
+		LockTokens int
+		PeekAfter  int
+	}
+	type peek struct {
+		Bodies          []string
+		SequenceNumbers []int64
+		States          []string
+		FromTwo         []string
+		Past            int
+		StillThere      int
+	}
+	type scheduled struct{ Body, State, Scheduled string }
+	type schedule struct {
+		SequenceNumbers []int64
+		Before          []scheduled
+		After           []string
+		Received        int
+	}
+	type deferred struct {
+		Body, State                      string
+		SequenceNumber                   int64
+		HasLockToken                     bool
+		ReceivedWhileDeferred            int
+		AfterComplete, PeekAfterComplete int
+	}
+	type deadLetter struct {
+		Body, DeadLetterReason, DeadLetterErrorDescription string
+		MainQueue                                          int
+	}
+	type abandon struct {
+		Body          string
+		First, Second int64
+		SameSequence  bool
+	}
+	type ttlBefore struct {
+		Body       string
+		TimeToLive int64
+	}
+	type ttlExpiry struct {
+		Before                 []ttlBefore
+		DLQBefore              int
+		Body, DeadLetterReason string
+		MainAfter              int
+	}
+	type topic struct {
+		Body, Subject string
+		AfterComplete int
+	}
+	type ruleFilter struct {
+		SQLExpression                                         string `json:"sqlExpression,omitempty"`
+		CorrelationID                                         string `json:"correlationId,omitempty"`
+		Subject                                               string `json:"subject,omitempty"`
+		ApplicationProperties                                 map[string]any
+	}
+	type ruleAction struct {
+		SQLExpression string `json:"sqlExpression,omitempty"`
+	}
+	type rule struct {
+		Name   string
+		Filter ruleFilter
+		Action ruleAction
+	}
+	type quantity struct {
+		Body     string
+		Quantity float64
+	}
+	type rules struct {
+		Initial, Created, AfterDelete []rule
+		Received                      []quantity
+	}
+	type batch struct {
+		MaxSizeInBytes int64
+		Count          int
+		TookOversized  bool
+		Bodies         []string
+	}
+	scenarios := []jsScenario{
+		{name: "peek-lock", want: peekLock{
+			Body: "hello", MessageID: "m1", Color: "red", SequenceNumber: 1, HasLockToken: true,
+			LockedUntil: "2026-11-22T10:01:00.000Z", Enqueued: "2026-11-22T10:00:00.000Z",
+		}, check: func(t *testing.T, line []byte) {
+			// receiveMessages asked for 10 and got 1: after a second it
+			// drains, and waits for the drain's answer up to the 5 s limit.
+			var got struct{ ElapsedMs int }
+			if err := json.Unmarshal(line, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.ElapsedMs > 4000 {
+				t.Errorf("receiveMessages took %d ms: the drain was not answered", got.ElapsedMs)
+			}
+		}},
+		{name: "receive-and-delete", want: receiveAndDelete{Bodies: []string{"a", "b"}}},
+		{name: "peek", want: peek{
+			Bodies: []string{"p1", "p2", "p3"}, SequenceNumbers: []int64{1, 2, 3},
+			States: []string{"active", "active", "active"}, FromTwo: []string{"p2"}, StillThere: 3,
+		}},
+		{name: "schedule", want: schedule{
+			SequenceNumbers: []int64{1, 2},
+			Before: []scheduled{
+				{Body: "later", State: "scheduled", Scheduled: "2100-01-01T00:00:00.000Z"},
+				{Body: "much later", State: "scheduled", Scheduled: "2100-01-01T00:00:00.000Z"},
+			},
+			After: []string{"much later"},
+		}},
+		{name: "defer", want: deferred{Body: "deferred", State: "deferred", SequenceNumber: 1, HasLockToken: true}},
+		{name: "dead-letter", want: deadLetter{Body: "poison", DeadLetterReason: "Broken", DeadLetterErrorDescription: "cannot parse"}},
+		// JS reports the header's delivery-count as it is: 0 on the first
+		// delivery.
+		{name: "abandon", want: abandon{Body: "again", First: 0, Second: 1, SameSequence: true}},
+		{name: "ttl-expiry", want: ttlExpiry{
+			Before: []ttlBefore{{Body: "short-lived", TimeToLive: 60000}},
+			Body:   "short-lived", DeadLetterReason: "TTLExpiredException",
+		}},
+		{name: "topic", want: topic{Body: "to all", Subject: "news"}},
+		{name: "rules", want: rules{
+			Initial: []rule{{Name: "$Default", Filter: ruleFilter{SQLExpression: "1=1"}}},
+			Created: []rule{
+				{Name: "$Default", Filter: ruleFilter{SQLExpression: "1=1"}},
+				{Name: "red", Filter: ruleFilter{SQLExpression: "color = 'red'"}, Action: ruleAction{SQLExpression: "SET quantity = quantity * 2"}},
+				{Name: "corr", Filter: ruleFilter{CorrelationID: "c1", Subject: "s1", ApplicationProperties: map[string]any{"k": "v"}}},
+			},
+			Received: []quantity{{Body: "red", Quantity: 4}},
+		}},
+		{name: "batch", want: batch{
+			MaxSizeInBytes: servicebus.DefaultMaxMessageSize, Count: 5,
+			Bodies: []string{"b0", "b1", "b2", "b3", "b4", "array1", "array2"},
+		}},
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			line := runJSScenario(t, node, sc.name)
+			got := newOf(sc.want)
+			if err := json.Unmarshal(line, got); err != nil {
+				t.Fatalf("decoding %s: %v", line, err)
+			}
+			if diff := cmp.Diff(sc.want, deref(got)); diff != "" {
+				t.Errorf("scenario %s (-want +got):\n%s\nline: %s", sc.name, diff, line)
+			}
+			if sc.check != nil {
+				sc.check(t, line)
+			}
+		})
+	}
+}
+
+// mustJS returns node's path, when node and jstest/node_modules are there.
+// Without them the test skips, but fails under CI, which must run it.
+func mustJS(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join(jsDir, "node_modules", "@azure", "service-bus", "package.json"))
+	}
+	if err != nil {
+		msg := fmt.Sprintf("the JS SDK tests need node and servicebus/jstest/node_modules (run `npm ci --prefix servicebus/jstest`): %v", err)
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return node
+}
+
+// runJSScenario runs one scenario against a fresh server and returns the
+// JSON line it printed. The control server's POST /advance?by=D moves the
+// server's clock on the test's goroutine (f.advance), while node waits.
+func runJSScenario(t *testing.T, node, name string) []byte {
+	t.Helper()
+	var log syncBuffer
+	f := mustJSServer(t, slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	f.MustQueue("q", func(p *atom.QueueProperties) { p.LockDuration = time.Minute })
+	f.MustQueue("dlx", func(p *atom.QueueProperties) { p.DeadLetteringOnMessageExpiration = true })
+	f.MustTopic("t", nil, "s")
+
+	type advance struct {
+		by   time.Duration
+		done chan struct{}
+	}
+	advances := make(chan advance)
+	control := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		by, err := time.ParseDuration(r.URL.Query().Get("by"))
+		if r.Method != http.MethodPost || r.URL.Path != "/advance" || err != nil || by <= 0 {
+			http.Error(w, "POST /advance?by=DURATION", http.StatusBadRequest)
+			return
+		}
+		a := advance{by: by, done: make(chan struct{})}
+		select {
+		case advances <- a:
+			<-a.done
+		case <-r.Context().Done():
+			return
+		}
+	}))
+	defer control.Close()
+
+	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(c, node, "scenarios.mjs", name)
+	cmd.Dir = jsDir
+	cmd.Env = append(os.Environ(), "SERVICEBUS_CONNECTION_STRING="+f.connStr, "LAPSE_CONTROL_URL="+control.URL)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var err error
+wait:
+	for {
+		select {
+		case a := <-advances:
+			f.advance(a.by)
+			close(a.done)
+		case err = <-exited:
+			break wait
+		}
+	}
+	if err != nil || c.Err() != nil {
+		t.Logf("server log:\n%s", log.String())
+		t.Fatalf("node scenarios.mjs %s: %v (%v)\nstdout: %s\nstderr: %s", name, err, c.Err(), stdout.Bytes(), stderr.Bytes())
+	}
+	lines := bytes.Split(bytes.TrimSpace(stdout.Bytes()), []byte("\n"))
+	var head struct{ Scenario string }
+	if len(lines) != 1 || json.Unmarshal(lines[0], &head) != nil || head.Scenario != name {
+		t.Fatalf("node scenarios.mjs %s printed %q, want one JSON line for the scenario", name, stdout.Bytes())
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server log:\n%s", log.String())
+		}
+	})
+	return lines[0]
+}
+
+// mustJSServer is MustServer with the server's log going to logger.
+func mustJSServer(tb testing.TB, logger *slog.Logger) *fixture {
+	tb.Helper()
+	f := &fixture{tb: tb, store: core.NewMemStore()}
+	f.clock = core.NewClock(func() time.Time { return t0 })
+	f.clock.Freeze()
+	f.e = core.NewEngine(core.Config{Store: f.store})
+	f.s = servicebus.New(servicebus.Config{Engine: f.e, Now: f.clock.Now, Logger: logger, Version: "test"})
+	f.e.Register(core.ServiceBus, f.s.Hooks())
+	if err := f.e.Recover(context.Background(), f.clock.Now()); err != nil {
+		tb.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f.ln = ln
+	f.connStr = "Endpoint=sb://" + ln.Addr().String() + ";SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;"
+	f.admin = httptest.NewServer(servicebus.NewAdmin(f.s, "", nil).Handler())
+	f.wg.Add(1)
+	go f.accept()
+	tb.Cleanup(f.close)
+	return f
+}
+
+// syncBuffer is a bytes.Buffer that the server's goroutines can log to.
+type syncBuffer struct {
+	mu gosync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// newOf returns a pointer to a new zero value of v's type, for decoding.
+func newOf(v any) any {
+	switch v.(type) {
+	default:
+		return reflectNew(v)
+	}
+}
+
+var _ = errors.New
