@@ -156,7 +156,8 @@ func (s *Server) mgmtPeek(n *node, req amqp.Map) mgmtResult {
 }
 
 // mgmtReceiveBySeq receives deferred messages (SB-9: an expired one is
-// dead-lettered or dropped and not returned).
+// dead-lettered or dropped and not returned). When it finds none it fails
+// with com.microsoft:message-not-found.
 func (s *Server) mgmtReceiveBySeq(n *node, req amqp.Map) mgmtResult {
 	mode, _ := intProp(req, "receiver-settle-mode")
 	var msgs []any
@@ -178,6 +179,10 @@ func (s *Server) mgmtReceiveBySeq(n *node, req amqp.Map) mgmtResult {
 		} else {
 			d.locked = true
 			d.lockToken = lockToken(n, &it)
+			// The service shows a message received by sequence number as
+			// deferred (x-opt-message-state 1), as its clients' live tests
+			// assert; the lock is what changed.
+			it.State = core.Deferred
 		}
 		b, err := encodeDelivery(nil, n, &it, d)
 		if err != nil {
@@ -190,10 +195,19 @@ func (s *Server) mgmtReceiveBySeq(n *node, req amqp.Map) mgmtResult {
 		msgs = append(msgs, entry)
 	}
 	if len(msgs) == 0 {
-		return mgmtResult{status: 204, desc: "No messages."}
+		// The service answers an error, not 204: @azure/service-bus reads
+		// the body's messages unconditionally and fails on an empty reply,
+		// where this gives it MessageNotFound (azservicebus an error either
+		// way).
+		return mgmtResult{status: 404, cond: condMessageNotFound,
+			desc: "Failed to lock one or more specified messages. Either the message is already locked or does not exist."}
 	}
 	return ok(amqp.Map{{Key: "messages", Value: msgs}})
 }
+
+// condMessageNotFound is the condition of a receive-by-sequence-number that
+// finds none of the messages.
+const condMessageNotFound = amqp.Symbol("com.microsoft:message-not-found")
 
 // mgmtSchedule schedules messages (SB-4); they get their sequence numbers
 // now.

@@ -7,15 +7,20 @@ import (
 )
 
 // Descriptors of the rule types in enumerate-rules responses (the
-// request-response protocol's described lists).
+// request-response protocol's described lists). The filters' codes are one
+// hex digit shorter than the others, 0x13_7000000N rather than
+// 0x137_0000000N: so the request-response doc spells them, and so the
+// clients compare them (.NET's AmqpSqlFilterCodec, JS core-amqp's
+// descriptorCodes.sqlFilterList = 83483426822). @azure/service-bus rejects
+// a rule whose filter has any other code.
 const (
 	descRuleDescription   = 0x0000013700000004
-	descSQLFilter         = 0x0000013700000006
-	descTrueFilter        = 0x0000013700000007
-	descFalseFilter       = 0x0000013700000008
-	descCorrelationFilter = 0x0000013700000009
 	descEmptyRuleAction   = 0x0000013700000005
 	descSQLRuleAction     = 0x0000013700000006
+	descSQLFilter         = 0x000001370000006
+	descTrueFilter        = 0x000001370000007
+	descFalseFilter       = 0x000001370000008
+	descCorrelationFilter = 0x000001370000009
 )
 
 // mgmtRules serves add-rule, remove-rule and enumerate-rules on a

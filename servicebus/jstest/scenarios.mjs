@@ -62,7 +62,7 @@ const scenarios = {
   // asks for more than there is, so it ends with a drain that the server
   // must answer.
   async "peek-lock"(sb) {
-    await sb.createSender("q").sendMessage({ body: "hello", messageId: "m1", applicationProperties: { color: "red" } });
+    await sb.createSender("q").sendMessages({ body: "hello", messageId: "m1", applicationProperties: { color: "red" } });
     const r = sb.createReceiver("q", peekLock);
     const start = Date.now();
     const [m] = await r.receiveMessages(10, { maxWaitTimeInMs: 5000 });
@@ -123,7 +123,7 @@ const scenarios = {
   // Deferred messages come back over $management with their lock token in
   // the response map's lock-token.
   async defer(sb) {
-    await sb.createSender("q").sendMessage({ body: "deferred" });
+    await sb.createSender("q").sendMessages({ body: "deferred" });
     const r = sb.createReceiver("q", peekLock);
     const [m] = await receive(r, 1);
     check(m, "a message arrives");
@@ -133,13 +133,14 @@ const scenarios = {
     check(d, "the deferred message comes back");
     const out = { body: text(d), state: d.state, sequenceNumber: seq(d), hasLockToken: !!d.lockToken, receivedWhileDeferred: again.length };
     await r.completeMessage(d);
-    out.afterComplete = (await r.receiveDeferredMessages(m.sequenceNumber)).length;
+    // Gone: the service answers message-not-found.
+    out.afterComplete = await r.receiveDeferredMessages(m.sequenceNumber).then((got) => `${got.length} messages`, (err) => err.code);
     out.peekAfterComplete = (await r.peekMessages(10, { fromSequenceNumber: Long.fromNumber(1) })).length;
     return out;
   },
 
   async "dead-letter"(sb) {
-    await sb.createSender("q").sendMessage({ body: "poison" });
+    await sb.createSender("q").sendMessages({ body: "poison" });
     const r = sb.createReceiver("q", peekLock);
     const [m] = await receive(r, 1);
     check(m, "a message arrives");
@@ -155,7 +156,7 @@ const scenarios = {
   },
 
   async abandon(sb) {
-    await sb.createSender("q").sendMessage({ body: "again" });
+    await sb.createSender("q").sendMessages({ body: "again" });
     const r = sb.createReceiver("q", peekLock);
     const [m] = await receive(r, 1);
     check(m, "a message arrives");
@@ -168,14 +169,14 @@ const scenarios = {
 
   // TTL expiry on the server's clock, which only the Go test moves.
   async "ttl-expiry"(sb, { control }) {
-    await sb.createSender("dlx").sendMessage({ body: "short-lived", timeToLive: 60000 });
+    await sb.createSender("dlx").sendMessages({ body: "short-lived", timeToLive: 60000 });
     const r = sb.createReceiver("dlx", peekLock);
     const dlq = sb.createReceiver("dlx", { ...peekLock, subQueueType: "deadLetter" });
     const dlqBefore = (await dlq.peekMessages(10, { fromSequenceNumber: Long.fromNumber(1) })).length;
     const before = (await r.peekMessages(10, { fromSequenceNumber: Long.fromNumber(1) })).map((m) => ({
       body: text(m), timeToLive: m.timeToLive,
     }));
-    await advance(control, "61s");
+    await advance(control, "60s");
     const [d] = await receive(dlq, 1);
     check(d, "the expired message reaches the dead-letter queue");
     await dlq.completeMessage(d);
@@ -186,7 +187,7 @@ const scenarios = {
   },
 
   async topic(sb) {
-    await sb.createSender("t").sendMessage({ body: "to all", subject: "news" });
+    await sb.createSender("t").sendMessages({ body: "to all", subject: "news" });
     const r = sb.createReceiver("t", "s", peekLock);
     const [m] = await receive(r, 1);
     check(m, "the subscription gets the message");
@@ -200,8 +201,10 @@ const scenarios = {
     const rm = sb.createRuleManager("t", "s");
     const list = async () => {
       const out = [];
-      for await (const rule of rm.listRules()) out.push(rule);
-      return out;
+      // listRules yields one undefined for an empty first page.
+      for await (const rule of rm.listRules()) if (rule) out.push(rule);
+      // The service's order is not documented.
+      return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     };
     const initial = await list();
     await rm.createRule("red", { sqlExpression: "color = 'red'" }, { sqlExpression: "SET quantity = quantity * 2" });
