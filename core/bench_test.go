@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -78,6 +79,67 @@ func BenchmarkCostPerItem(b *testing.B) {
 					b.Fatal("not expired")
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkDeadLetter100kAtOnce enqueues 100 k items with the same TTL in
+// one entity, then applies them with one Advance that expires them all at
+// the same instant and dead-letters each through a DeadLetterFunc into a
+// dead-letter entity that never expires its items (SB-8). It reports the
+// milliseconds of that Advance (with the durable variant, until its Commit
+// is done) and the allocations per item it made.
+func BenchmarkDeadLetter100kAtOnce(b *testing.B) {
+	for _, durable := range []bool{false, true} {
+		b.Run(fmt.Sprintf("durable=%t", durable), func(b *testing.B) {
+			const n = 100_000
+			body := make([]byte, 100)
+			meta := []byte(`{"messageId":"0123456789abcdef"}`)
+			var advance time.Duration
+			var allocs uint64
+			for i := 0; i < b.N; i++ {
+				var store core.Store
+				if durable {
+					store = core.NewMemStore()
+				}
+				e := core.NewEngine(core.Config{Store: store})
+				e.Register("bench", core.ProtocolHooks{DeadLetter: func(tx *core.Tx, from *core.Entity, it core.Item, why core.DeadLetterReason) {
+					it.TTL = core.NoTTL
+					it.DeliveryCount = 0
+					if _, err := tx.Enqueue(core.EntityKey{Protocol: from.Protocol, Name: from.DeadLetterQueue}, it); err != nil {
+						b.Error(err)
+					}
+				}})
+				k := core.EntityKey{Protocol: "bench", Name: "q"}
+				dlq := core.EntityKey{Protocol: "bench", Name: "q/$DeadLetterQueue"}
+				e.Create(t0, core.Entity{EntityKey: k, DeadLetterQueue: dlq.Name, Durable: durable, Policy: core.Policy{
+					DefaultTTL: core.Forever, OnExpire: core.DeadLetter,
+					Rules: core.RuleIDs{ItemTTL: "B-1", Expire: "B-8"}}})
+				e.Create(t0, core.Entity{EntityKey: dlq, Parent: k.Name, Durable: durable})
+				for j := 0; j < n; j++ {
+					e.Enqueue(t0, k, core.Item{Body: body, Meta: meta, TTL: core.After(time.Minute), Persistent: true})
+				}
+				runtime.GC()
+				var m0, m1 runtime.MemStats
+				runtime.ReadMemStats(&m0)
+				start := time.Now()
+				got, c := e.Advance(t0.Add(time.Minute))
+				if err := c.Wait(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				advance += time.Since(start)
+				runtime.ReadMemStats(&m1)
+				allocs += m1.Mallocs - m0.Mallocs
+				if got != n {
+					b.Fatalf("%d events, want %d", got, n)
+				}
+				if c, _, _ := e.Counts(t0.Add(time.Minute), dlq); c.Active != n {
+					b.Fatalf("dead-letter entity holds %d, want %d", c.Active, n)
+				}
+			}
+			b.ReportMetric(float64(advance.Microseconds())/1000/float64(b.N), "ms/advance")
+			b.ReportMetric(float64(allocs)/float64(n*b.N), "allocs/item")
+			b.ReportMetric(0, "ns/op")
 		})
 	}
 }

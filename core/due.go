@@ -79,11 +79,38 @@ func ruleFor(p *Policy, w why, scheduled bool) string {
 	return ""
 }
 
-// reason returns the text that says how the item's expiry was set.
-func (x *item) reason(p *Policy) string {
+// reasonMemo is the last reason text made for an item of an entity counted
+// from its enqueue time, and what it was made from: items of one entity
+// mostly share it, and formatting it again for each one of 100 k items
+// dead-lettered at once is a good part of the cost.
+type reasonMemo struct {
+	ok      bool
+	why     why
+	dueZero bool
+	ttl     TTL
+	eff     TTL
+	text    string
+}
+
+// reason returns the text that says how item x's expiry was set.
+func (ent *entity) reason(x *item) string {
 	if x.why == whyLoaded {
 		return x.Reason
 	}
+	p := &ent.Policy
+	if p.Base != FromEnqueue || !x.ScheduledAt.IsZero() {
+		return x.reasonText(p)
+	}
+	m := &ent.memo
+	if m.ok && m.why == x.why && m.dueZero == x.DueAt.IsZero() && m.ttl == x.TTL && m.eff == x.EffectiveTTL {
+		return m.text
+	}
+	*m = reasonMemo{ok: true, why: x.why, dueZero: x.DueAt.IsZero(), ttl: x.TTL, eff: x.EffectiveTTL, text: x.reasonText(p)}
+	return m.text
+}
+
+// reasonText makes the text that says how the item's expiry was set.
+func (x *item) reasonText(p *Policy) string {
 	var s string
 	switch x.why {
 	case whyItem:
@@ -143,6 +170,8 @@ func (e *Engine) runDue(now time.Time) {
 			e.activate(t.it, now)
 		case timerIdle:
 			e.deleteIdle(t.ent, now)
+		case timerChain:
+			e.expireChain(t.ent, t.at, now)
 		}
 	}
 }
@@ -173,12 +202,20 @@ func (e *Engine) expire(x *item, now time.Time, rule string) {
 // handOver runs a protocol's DeadLetterFunc for an item already removed.
 func (e *Engine) handOver(fn DeadLetterFunc, ent *entity, x *item, why DeadLetterReason) {
 	ent.deadLettered++
-	tx := &Tx{e: e, now: e.applying()}
 	cp := x.Item
-	cp.Reason = x.reason(&ent.Policy)
+	cp.Reason = ent.reason(x)
 	// It leaves as a new message would arrive: active, unlocked, unscheduled.
 	cp.State, cp.LockedUntil, cp.ScheduledAt = Active, time.Time{}, time.Time{}
-	fn(tx, &ent.Entity, cp, why)
+	// The engine's own Tx serves every hook call rather than a new one
+	// each: 100 k dead letters at once are 100 k calls.
+	saved, savedSpare := e.tx, e.spare
+	e.tx = Tx{e: e, now: e.applying()}
+	if x.removed && ent.released(x) {
+		// Nothing refers to x any more: the item the hook enqueues reuses it.
+		e.spare = x
+	}
+	fn(&e.tx, &ent.Entity, cp, why)
+	e.tx, e.spare = saved, savedSpare
 }
 
 // lockRanOut returns an item whose lock ran out to its entity (SB-7).

@@ -31,6 +31,12 @@ type Engine struct {
 	now        time.Time
 	// at is, while runDue applies a timer, its due time; zero otherwise.
 	at time.Time
+	// tx is the Tx a DeadLetterFunc gets, and spare, while it runs, the
+	// item it hands over, free for the item the hook enqueues (handOver).
+	tx    Tx
+	spare *item
+	// chainN numbers the joins of items to expiry chains (chainQueue).
+	chainN uint64
 }
 
 // applying is the time the engine's current change happens: the due time

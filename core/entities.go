@@ -86,6 +86,8 @@ func (e *Engine) Update(now time.Time, k EntityKey, fn func(*Entity) error) (Ent
 // expiry after a policy change.
 func (e *Engine) rearm(ent *entity) {
 	ent.headArmed = nil
+	ent.chain.reset()
+	e.timers.remove(&ent.chainT)
 	for i, n := 0, ent.all.length(); i < n; i++ {
 		x := ent.all.at(i)
 		if x.removed {
@@ -95,6 +97,7 @@ func (e *Engine) rearm(ent *entity) {
 			computeDue(ent, x)
 		}
 		if x.State == Active {
+			x.chained = false
 			e.timers.remove(&x.t)
 			if !ent.Policy.HeadOnly {
 				e.armActive(x)
@@ -177,6 +180,9 @@ func (e *Engine) info(ent *entity) EntityInfo {
 	// index of its own, so this walks its items (a control-API read, never
 	// on the expiry path).
 	next := int64(0)
+	if ent.chainT.idx >= 0 {
+		next = ent.chainT.at // the first due time of the items in its chain
+	}
 	for i, n := 0, ent.all.length(); i < n; i++ {
 		x := ent.all.at(i)
 		if x.removed || x.t.idx < 0 {

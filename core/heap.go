@@ -9,6 +9,7 @@ const (
 	timerLock               // a locked item's lock runs out
 	timerSchedule           // a scheduled item becomes active
 	timerIdle               // an entity's idle deadline
+	timerChain              // the first due time of an entity's expiry chain
 )
 
 // timer is one due time in the scheduler. Items and entities embed one each:
@@ -18,7 +19,7 @@ type timer struct {
 	idx  int   // position in the heap, -1 when not in it
 	kind timerKind
 	it   *item   // for item timers
-	ent  *entity // for idle timers
+	ent  *entity // for idle and chain timers
 }
 
 // heapEntry keeps the due time next to the pointer so that comparisons do

@@ -30,11 +30,12 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 	if it.Key != "" && ent.keys[it.Key] != nil {
 		return Item{}, Errorf(ECONFLICT, "an item with key %q already exists in %q", it.Key, ent.Name)
 	}
-	x := &item{Item: Item{
+	x := e.newItem()
+	x.Item = Item{
 		Key: it.Key, Body: it.Body, Meta: it.Meta, TTL: it.TTL, Persistent: it.Persistent,
 		State: it.State, ScheduledAt: it.ScheduledAt, LockedUntil: it.LockedUntil,
 		DeliveryCount: it.DeliveryCount,
-	}}
+	}
 	now := e.applying()
 	switch x.State {
 	case Active, Locked:
@@ -389,7 +390,7 @@ func (e *Engine) Items(now time.Time, k EntityKey, limit int) ([]Item, error) {
 			continue
 		}
 		it := x.Item
-		it.Reason = x.reason(&ent.Policy)
+		it.Reason = ent.reason(x)
 		out = append(out, it)
 	}
 	return out, nil

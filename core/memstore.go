@@ -11,53 +11,72 @@ import (
 // store contract tests and a store for tests that restart an engine.
 type MemStore struct {
 	mu       sync.Mutex
-	entities map[EntityKey]Entity
-	items    map[EntityKey]map[uint64]Item
+	entities map[EntityKey]*Entity
+	items    map[EntityKey]map[uint64]*Item
 }
 
 var _ Store = (*MemStore)(nil)
 
 // NewMemStore returns an empty MemStore.
 func NewMemStore() *MemStore {
-	return &MemStore{entities: make(map[EntityKey]Entity), items: make(map[EntityKey]map[uint64]Item)}
+	return &MemStore{entities: make(map[EntityKey]*Entity), items: make(map[EntityKey]map[uint64]*Item)}
 }
 
 // Append applies ops at once; the Commit is already done.
 func (s *MemStore) Append(ops []Op) *Commit {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Ops come in runs on one entity (100 k dead letters are 100 k
+	// deletes from one entity and 100 k writes to another): its maps are
+	// looked up once per run.
+	var (
+		cur   EntityKey
+		ok    bool
+		items map[uint64]*Item
+		en    *Entity
+	)
+	entity := func(k EntityKey) {
+		if !ok || k != cur {
+			cur, ok = k, true
+			items, en = s.items[k], s.entities[k]
+		}
+	}
 	for _, op := range ops {
 		switch op.Kind {
 		case OpPutEntity:
 			en := *op.Entity
 			en.Created = storedTime(en.Created)
-			if old, ok := s.entities[op.Key]; ok && old.LastSeq > en.LastSeq {
+			if old := s.entities[op.Key]; old != nil && old.LastSeq > en.LastSeq {
 				en.LastSeq = old.LastSeq
 			}
-			s.entities[op.Key] = en
+			s.entities[op.Key] = &en
+			ok = false
 		case OpDeleteEntity:
 			delete(s.entities, op.Key)
 			delete(s.items, op.Key)
+			ok = false
 		case OpPutItem:
-			m := s.items[op.Key]
-			if m == nil {
-				m = make(map[uint64]Item)
-				s.items[op.Key] = m
+			entity(op.Key)
+			if items == nil {
+				items = make(map[uint64]*Item)
+				s.items[op.Key] = items
 			}
-			it := *op.Item
+			it := new(Item)
+			*it = *op.Item
 			for _, t := range []*time.Time{&it.EnqueuedAt, &it.ModifiedAt, &it.ScheduledAt, &it.DueAt, &it.LockedUntil} {
 				*t = storedTime(*t)
 			}
-			m[op.Item.Seq] = it
-			if en, ok := s.entities[op.Key]; ok && en.LastSeq < op.Item.Seq {
-				en.LastSeq = op.Item.Seq
-				s.entities[op.Key] = en
+			items[it.Seq] = it
+			if en != nil && en.LastSeq < it.Seq {
+				en.LastSeq = it.Seq
 			}
 		case OpDeleteItem:
-			delete(s.items[op.Key], op.Seq)
+			entity(op.Key)
+			delete(items, op.Seq)
 		case OpReset:
 			clear(s.entities)
 			clear(s.items)
+			ok = false
 		}
 	}
 	return committed(nil)
@@ -81,7 +100,7 @@ func (s *MemStore) Load(ctx context.Context, entity func(Entity) error, item fun
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
 	for _, k := range keys {
-		if err := entity(s.entities[k]); err != nil {
+		if err := entity(*s.entities[k]); err != nil {
 			return err
 		}
 	}
@@ -96,7 +115,7 @@ func (s *MemStore) Load(ctx context.Context, entity func(Entity) error, item fun
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := item(k, m[q]); err != nil {
+			if err := item(k, *m[q]); err != nil {
 				return err
 			}
 		}

@@ -1,6 +1,9 @@
 package core
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // entity is an Entity with its items and timers.
 type entity struct {
@@ -14,6 +17,15 @@ type entity struct {
 	lastUsed  time.Time
 	idle      timer
 	headArmed *item // head-only entities: the item whose expiry is armed
+	// chain holds active items whose due times do not decrease in the
+	// order they joined it, the usual case of one TTL per entity counted
+	// from the enqueue: they need no timer of their own, only chainT at
+	// the due time of the first (armActive, expireChain). chainLast is
+	// the due time of the last one that joined (Unix nanoseconds).
+	chain     chainQueue
+	chainT    timer
+	chainLast int64
+	memo      reasonMemo
 	// deadLettered counts items dead-lettered out of the entity since start.
 	deadLettered int
 }
@@ -26,11 +38,14 @@ type item struct {
 	why     why
 	inReady bool
 	removed bool
+	chained bool   // in its entity's expiry chain, with no timer of its own
+	chainN  uint64 // its join number in the chain, when chained
 }
 
 func newEntity(en Entity) *entity {
 	ent := &entity{Entity: en}
 	ent.idle = timer{idx: -1, kind: timerIdle, ent: ent}
+	ent.chainT = timer{idx: -1, kind: timerChain, ent: ent}
 	return ent
 }
 
@@ -39,6 +54,31 @@ func allLive(x *item) bool   { return !x.removed }
 
 // persisted reports whether an item's changes go to the store.
 func persisted(ent *entity, x *item) bool { return ent.Durable && x.Persistent }
+
+// released reports whether a removed item x is out of ent's queues for good:
+// both start after it (the entries before a queue's head are cleared), so
+// nothing in the engine refers to it.
+func (ent *entity) released(x *item) bool {
+	for _, q := range [2]*seqQueue{&ent.all, &ent.ready} {
+		if q.length() > 0 && q.at(0).Seq <= x.Seq {
+			return false
+		}
+	}
+	// An entry x left in the chain is dead for good: its join number
+	// matches no item's.
+	return x.t.idx < 0 && ent.headArmed != x
+}
+
+// newItem returns a zeroed item: the spare one handOver left, if any, else
+// a new one.
+func (e *Engine) newItem() *item {
+	if x := e.spare; x != nil {
+		e.spare = nil
+		*x = item{}
+		return x
+	}
+	return new(item)
+}
 
 // find returns the live item seq of ent, or nil.
 func (ent *entity) find(seq uint64) *item {
@@ -81,7 +121,7 @@ func (e *Engine) add(ent *entity, x *item) {
 
 // setState moves an item to state s, disarming whatever it waited for.
 func (e *Engine) setState(x *item, s State) {
-	e.timers.remove(&x.t)
+	e.disarm(x)
 	if x.ent.headArmed == x {
 		x.ent.headArmed = nil
 	}
@@ -100,10 +140,75 @@ func (e *Engine) armActive(x *item) {
 		e.armHead(ent)
 		return
 	}
-	if !x.DueAt.IsZero() {
-		x.t.kind = timerExpire
-		e.timers.set(&x.t, x.DueAt.UnixNano())
+	if x.DueAt.IsZero() {
+		return
 	}
+	due := x.DueAt.UnixNano()
+	first := ent.chain.front() == nil
+	if first || due >= ent.chainLast {
+		// Not earlier than any item in the chain: it joins at the back and
+		// needs no timer of its own.
+		e.chainN++
+		x.chained, x.chainN = true, e.chainN
+		ent.chain.pushBack(chainEntry{x: x, n: e.chainN, due: due})
+		ent.chainLast = due
+		if first {
+			e.timers.set(&ent.chainT, due)
+		}
+		return
+	}
+	x.t.kind = timerExpire
+	e.timers.set(&x.t, due)
+}
+
+// disarm stops whatever an item's expiry, lock or schedule waits for.
+func (e *Engine) disarm(x *item) {
+	e.timers.remove(&x.t)
+	if !x.chained {
+		return
+	}
+	ent := x.ent
+	c := ent.chain.front()
+	first := c != nil && c.x == x
+	x.chained = false
+	ent.chain.tombstone()
+	if first {
+		e.armChain(ent)
+	}
+}
+
+// armChain sets an entity's chain timer to the due time of the first item
+// in its chain, or clears it when the chain is empty.
+func (e *Engine) armChain(ent *entity) {
+	if c := ent.chain.front(); c != nil {
+		e.timers.set(&ent.chainT, c.due)
+		return
+	}
+	e.timers.remove(&ent.chainT)
+}
+
+// expireChain expires the items at the front of an entity's chain that are
+// due at at, the due time of its chain timer, in the order they joined it,
+// and sets the timer to the next due time. Items due later wait for it, so
+// that whatever else falls due meanwhile is applied in due-time order.
+func (e *Engine) expireChain(ent *entity, at int64, now time.Time) {
+	if c := ent.chain.front(); c != nil && persisted(ent, c.x) {
+		// Room for the ops of the whole batch at once, rather than a slice
+		// that doubles and copies itself again and again: a delete here and,
+		// as a rule, a write where the hook puts the item.
+		e.ops = slices.Grow(e.ops, 2*ent.chain.dueCount(at))
+	}
+	for {
+		c := ent.chain.front()
+		if c == nil || c.due > at {
+			break
+		}
+		x := c.x
+		ent.chain.popFront()
+		x.chained = false
+		e.expire(x, now, "")
+	}
+	e.armChain(ent)
 }
 
 // armHead keeps the expiry timer of a head-only entity on its head.
@@ -144,7 +249,7 @@ func (e *Engine) takeReady(ent *entity) *item {
 // removeItem takes an item out of its entity for good.
 func (e *Engine) removeItem(x *item) {
 	ent := x.ent
-	e.timers.remove(&x.t)
+	e.disarm(x)
 	if x.inReady {
 		x.inReady = false
 		ent.ready.tombstone(readyLive)
@@ -173,7 +278,7 @@ func (e *Engine) putOp(ent *entity, x *item) {
 		return
 	}
 	cp := x.Item
-	cp.Reason = x.reason(&ent.Policy)
+	cp.Reason = ent.reason(x)
 	if cp.State == Locked {
 		cp.State, cp.LockedUntil = Active, time.Time{}
 	}
@@ -239,6 +344,7 @@ func (e *Engine) deleteEntity(ent *entity) {
 // dropEntity disarms every timer of an entity and its items.
 func (e *Engine) dropEntity(ent *entity) {
 	e.timers.remove(&ent.idle)
+	e.timers.remove(&ent.chainT)
 	for i, n := 0, ent.all.length(); i < n; i++ {
 		x := ent.all.at(i)
 		if !x.removed {
@@ -248,6 +354,7 @@ func (e *Engine) dropEntity(ent *entity) {
 	}
 	ent.all.reset()
 	ent.ready.reset()
+	ent.chain.reset()
 	ent.keys = nil
 	ent.counts = [4]int{}
 	ent.headArmed = nil
