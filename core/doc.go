@@ -31,8 +31,9 @@
 //     it under a length limit with DropHead;
 //   - hands items out with Receive (locked, with or without a lock
 //     expiry) or Take (receive-and-delete, auto-ack), and settles them with
-//     Complete, Release (abandon, requeue), RenewLock, Defer and
-//     TakeDeferred, DeadLetter, Remove;
+//     Complete, Release (abandon, requeue), Unlock (given back unseen: the
+//     delivery does not count), RenewLock, Defer and TakeDeferred,
+//     DeadLetter, Remove, and changes an item's Meta with SetMeta;
 //   - reports uses that renew idle leases with Touch and consumer counts
 //     with Consumers; sends, receives and peeks count by themselves.
 //
