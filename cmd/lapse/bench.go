@@ -1,8 +1,11 @@
 package main
 
 // lapse bench runs the same AMQP 0-9-1 load against any broker, so lapse's
-// RabbitMQ front-end can be measured beside a real RabbitMQ. The scenarios
-// themselves are in bench_scenarios.go.
+// RabbitMQ front-end can be measured beside a real RabbitMQ, and the same
+// AMQP 1.0 load against lapse's Service Bus front-end and RabbitMQ's
+// rabbitmq_amqp1_0 plugin. The scenarios themselves are in
+// bench_scenarios.go (AMQP 0-9-1), bench_amqp1.go (AMQP 1.0 with go-amqp)
+// and bench_servicebus.go (lapse only: the Service Bus SDK and the clock).
 
 import (
 	"cmp"
@@ -12,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -28,7 +32,27 @@ type benchConfig struct {
 	ServerPID int      // 0 when the broker's memory is not measured
 	JSON      bool
 	Runs      int
+	// AMQP1Auth is how the AMQP 1.0 scenarios log in, and so which broker
+	// they expect: benchAuthCBS for a Service Bus (lapse), benchAuthPlain
+	// for RabbitMQ's AMQP 1.0 plugin.
+	AMQP1Auth string
+	// AdminURL is the Service Bus administration API (ATOM) that makes the
+	// queues of the AMQP 1.0 and Service Bus scenarios with benchAuthCBS.
+	AdminURL string
+	// ControlURL is lapse's control API, whose clock sb-ttl-deadletter moves.
+	ControlURL string
 }
+
+// The values of --amqp1-auth.
+const (
+	benchAuthCBS   = "cbs"
+	benchAuthPlain = "plain"
+)
+
+// benchGroups are the names --scenarios takes for a set of scenarios, by
+// the kind of their scenarios; all is the AMQP 0-9-1 set, as it was before
+// the others came.
+var benchGroups = map[string]benchKind{"all": benchAMQP091, "amqp091": benchAMQP091, "amqp1": benchAMQP1, "servicebus": benchServiceBus}
 
 // benchResult is one scenario's figure: Value in Unit (nil when it could
 // not be measured), over Messages messages that took Seconds.
@@ -57,7 +81,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "lapse bench: %s\n", oneLine(err))
 		return 1
 	}
-	if err := benchPreflight(c); err != nil {
+	if err := benchPreflight(ctx, c); err != nil {
 		fmt.Fprintf(stderr, "lapse bench: %s\n", oneLine(err))
 		return 1
 	}
@@ -112,21 +136,35 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // parseBenchFlags parses the flags of `lapse bench`.
 func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	var names []string
+	kinds := map[string]benchKind{}
 	for _, s := range benchScenarios() {
 		names = append(names, s.name)
+		kinds[s.name] = s.kind
 	}
 	c := benchConfig{}
 	fs := flag.NewFlagSet("lapse bench", flag.ContinueOnError)
-	fs.StringVar(&c.URL, "url", "amqp://guest:guest@localhost:5672/", "AMQP 0-9-1 URL of the broker to load")
+	fs.StringVar(&c.URL, "url", "amqp://guest:guest@localhost:5672/", "AMQP URL of the broker to load (0-9-1, and 1.0 for the amqp1 and servicebus scenarios)")
 	fs.IntVar(&c.Messages, "messages", 100000, "messages per scenario (persistent-confirm-each sends a tenth of them)")
 	fs.IntVar(&c.Size, "size", 100, "message body size in bytes")
-	scenarios := fs.String("scenarios", "all", "comma-separated scenarios to run in that order, or all: "+strings.Join(names, ", "))
+	scenarios := fs.String("scenarios", "all", "comma-separated scenarios to run in that order: "+strings.Join(names, ", ")+",\n"+
+		"or a group of them: all (the AMQP 0-9-1 ones, also named amqp091), amqp1 (AMQP 1.0 with go-amqp,\n"+
+		"against lapse or RabbitMQ's rabbitmq_amqp1_0 plugin) or servicebus (lapse only: the azservicebus SDK,\n"+
+		"sb-ttl-deadletter, which moves lapse's clock forward through --control-url, and\n"+
+		"sb-ttl-deadletter-realtime, which needs that clock running)")
 	fs.IntVar(&c.ServerPID, "server-pid", 0, "process id of the broker, whose VmRSS the memory scenario reads from /proc\n"+
 		"(for RabbitMQ the pid of beam.smp: pgrep beam.smp; without it memory reports n/a).\n"+
 		"Brokers keep and reuse memory they freed: for a true figure, run memory first on a fresh broker\n"+
 		"(--scenarios memory,all); it runs once whatever --runs says")
 	fs.BoolVar(&c.JSON, "json", false, "print one JSON object a line per scenario instead of a table")
 	fs.IntVar(&c.Runs, "runs", 1, "run each scenario this many times and report the median")
+	fs.StringVar(&c.AMQP1Auth, "amqp1-auth", "", "how the AMQP 1.0 scenarios log in, which names the broker:\n"+
+		"cbs for a Service Bus (lapse): SASL ANONYMOUS and a CBS token signed with the emulator's key,\n"+
+		"queues made through --servicebus-admin-url, peek-lock (receiver settle mode second);\n"+
+		"plain for RabbitMQ's rabbitmq_amqp1_0 plugin: SASL PLAIN with the URL's user, durable queues\n"+
+		"declared over AMQP 0-9-1 on the same URL and addressed /amq/queue/NAME, receiver settle mode first.\n"+
+		"Default: plain when the URL has a user, else cbs")
+	fs.StringVar(&c.AdminURL, "servicebus-admin-url", "http://localhost:5300", "lapse's Service Bus administration API (--servicebus-admin-addr), for the queues of cbs")
+	fs.StringVar(&c.ControlURL, "control-url", "http://localhost:8080", "lapse's control API (--control-addr), whose clock sb-ttl-deadletter advances")
 	pos, err := parseFlags(fs, args, false, stderr)
 	if err != nil {
 		return c, err
@@ -143,14 +181,28 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	case c.ServerPID < 0:
 		return c, &usageError{"--server-pid must be a process id"}
 	}
+	switch c.AMQP1Auth {
+	case "":
+		c.AMQP1Auth = benchAuthCBS
+		if u, err := url.Parse(c.URL); err == nil && u.User != nil {
+			c.AMQP1Auth = benchAuthPlain
+		}
+	case benchAuthCBS, benchAuthPlain:
+	default:
+		return c, &usageError{fmt.Sprintf("--amqp1-auth %q: use cbs or plain", c.AMQP1Auth)}
+	}
 	for _, s := range strings.Split(*scenarios, ",") {
 		s = strings.TrimSpace(s)
 		add := []string{s}
-		switch {
-		case s == "all":
-			add = names
-		case !slices.Contains(names, s):
-			return c, &usageError{fmt.Sprintf("unknown scenario %q (known: %s)", s, strings.Join(names, ", "))}
+		if kind, ok := benchGroups[s]; ok {
+			add = nil
+			for _, n := range names {
+				if kinds[n] == kind {
+					add = append(add, n)
+				}
+			}
+		} else if !slices.Contains(names, s) {
+			return c, &usageError{fmt.Sprintf("unknown scenario %q (known: %s; groups: all, amqp091, amqp1, servicebus)", s, strings.Join(names, ", "))}
 		}
 		for _, s := range add {
 			if !slices.Contains(c.Scenarios, s) {
@@ -158,17 +210,35 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 			}
 		}
 	}
+	for _, s := range c.Scenarios {
+		if kinds[s] == benchServiceBus && c.AMQP1Auth != benchAuthCBS {
+			return c, &usageError{fmt.Sprintf("%s needs lapse's Service Bus: --amqp1-auth cbs and a URL without a user", s)}
+		}
+	}
 	return c, nil
 }
 
 // benchPreflight fails early when the broker cannot be reached or its
 // memory cannot be read, rather than once per scenario.
-func benchPreflight(c benchConfig) error {
-	conn, err := benchDial(c.URL, "preflight")
-	if err != nil {
-		return fmt.Errorf("connecting to --url: %w", err)
+func benchPreflight(ctx context.Context, c benchConfig) error {
+	kinds := map[benchKind]bool{}
+	for _, s := range benchScenarios() {
+		if slices.Contains(c.Scenarios, s.name) {
+			kinds[s.kind] = true
+		}
 	}
-	conn.Close()
+	if kinds[benchAMQP091] {
+		conn, err := benchDial(c.URL, "preflight")
+		if err != nil {
+			return fmt.Errorf("connecting to --url: %w", err)
+		}
+		conn.Close()
+	}
+	if kinds[benchAMQP1] || kinds[benchServiceBus] {
+		if err := benchAMQP1Preflight(ctx, c, kinds[benchServiceBus]); err != nil {
+			return err
+		}
+	}
 	if c.ServerPID > 0 {
 		if _, err := readRSS(c.ServerPID); err != nil {
 			return fmt.Errorf("--server-pid: %w", err)

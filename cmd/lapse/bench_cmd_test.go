@@ -6,21 +6,29 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
 
-// benchAll is every scenario in the order they run.
+// benchAll is every AMQP 0-9-1 scenario (the group all) in the order they run.
 var benchAll = []string{
 	"transient-autoack", "manual-ack-prefetch100", "persistent-confirms",
 	"persistent-confirm-each", "ttl-deadletter", "ttl-deadletter-consumed", "memory",
 }
 
+// benchAMQP1All and benchSBAll are the groups amqp1 and servicebus.
+var (
+	benchAMQP1All = []string{"amqp1-send", "amqp1-receive-complete", "amqp1-roundtrip"}
+	benchSBAll    = []string{"sb-sdk", "sb-ttl-deadletter", "sb-ttl-deadletter-realtime"}
+)
+
 func TestParseBenchFlags(t *testing.T) {
 	defaults := benchConfig{
 		URL: "amqp://guest:guest@localhost:5672/", Messages: 100000, Size: 100, Scenarios: benchAll, Runs: 1,
+		AMQP1Auth: "plain", AdminURL: "http://localhost:5300", ControlURL: "http://localhost:8080",
 	}
 	for _, tc := range []struct {
 		name string
@@ -30,11 +38,21 @@ func TestParseBenchFlags(t *testing.T) {
 		{"Defaults", nil, defaults},
 		{"EveryFlag", []string{
 			"--url", "amqp://u:p@h:1/v", "--messages", "10", "--size", "0", "--scenarios", "memory, transient-autoack",
-			"--server-pid", "42", "--json", "--runs", "3",
+			"--server-pid", "42", "--json", "--runs", "3", "--amqp1-auth", "cbs",
+			"--servicebus-admin-url", "http://h:2", "--control-url", "http://h:3",
 		}, benchConfig{
 			URL: "amqp://u:p@h:1/v", Messages: 10, Size: 0, Scenarios: []string{"memory", "transient-autoack"},
-			ServerPID: 42, JSON: true, Runs: 3,
+			ServerPID: 42, JSON: true, Runs: 3, AMQP1Auth: "cbs", AdminURL: "http://h:2", ControlURL: "http://h:3",
 		}},
+		{"CBSWithoutUser", []string{"--url", "amqp://h:1/", "--scenarios", "servicebus,amqp1"}, benchConfig{
+			URL: "amqp://h:1/", Messages: 100000, Size: 100, Scenarios: append(slices.Clone(benchSBAll), benchAMQP1All...), Runs: 1,
+			AMQP1Auth: "cbs", AdminURL: "http://localhost:5300", ControlURL: "http://localhost:8080",
+		}},
+		{"Groups", []string{"--scenarios", "amqp1,amqp091,amqp1-send"}, func() benchConfig {
+			c := defaults
+			c.Scenarios = append(slices.Clone(benchAMQP1All), benchAll...)
+			return c
+		}()},
 		{"OrderKeptOnceEach", []string{"-scenarios=memory,all,memory"}, func() benchConfig {
 			c := defaults
 			c.Scenarios = append([]string{"memory"}, benchAll[:len(benchAll)-1]...)
@@ -68,6 +86,8 @@ func TestParseBenchFlagsErrors(t *testing.T) {
 		{"NotANumber", []string{"--messages", "many"}, `invalid value "many"`},
 		{"UnknownFlag", []string{"--queues", "3"}, "flag provided but not defined: -queues"},
 		{"Argument", []string{"now"}, `unexpected argument "now"`},
+		{"UnknownAuth", []string{"--amqp1-auth", "sasl"}, `--amqp1-auth "sasl": use cbs or plain`},
+		{"ServiceBusWithPlain", []string{"--scenarios", "sb-sdk"}, "sb-sdk needs lapse's Service Bus: --amqp1-auth cbs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := parseBenchFlags(tc.args, new(bytes.Buffer))
@@ -84,7 +104,7 @@ func TestParseBenchFlagsHelp(t *testing.T) {
 	if _, err := parseBenchFlags([]string{"-h"}, &help); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("error %v, want flag.ErrHelp", err)
 	}
-	for _, want := range []string{"-server-pid", "beam.smp", "-scenarios", "ttl-deadletter"} {
+	for _, want := range []string{"-server-pid", "beam.smp", "-scenarios", "ttl-deadletter", "-amqp1-auth", "/amq/queue/", "sb-ttl-deadletter"} {
 		if !strings.Contains(help.String(), want) {
 			t.Errorf("help lacks %q:\n%s", want, help.String())
 		}
@@ -101,6 +121,7 @@ func TestRunBenchExitCodes(t *testing.T) {
 		{"Help", []string{"-h"}, 0, "-messages"},
 		{"Mistake", []string{"--runs", "0"}, 2, "lapse bench: --runs must be at least 1"},
 		{"BadURL", []string{"--url", "http://localhost:1/"}, 1, "lapse bench: connecting to --url"},
+		{"BadAMQP1URL", []string{"--url", "amqp://127.0.0.1:1/", "--scenarios", "amqp1"}, 1, "lapse bench: connecting to --url with AMQP 1.0 (--amqp1-auth cbs)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

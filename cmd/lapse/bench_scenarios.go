@@ -31,26 +31,43 @@ type benchScenario struct {
 	name string
 	run  func(ctx context.Context, c benchConfig) (benchResult, error)
 	once bool
+	kind benchKind
 }
+
+// benchKind is the protocol a scenario speaks, which says what the
+// preflight checks and which group of --scenarios it is in.
+type benchKind uint8
+
+const (
+	benchAMQP091    benchKind = iota + 1 // amqp091-go, any AMQP 0-9-1 broker
+	benchAMQP1                           // go-amqp, lapse or RabbitMQ's AMQP 1.0 plugin
+	benchServiceBus                      // lapse's Service Bus only
+)
 
 // benchScenarios lists the scenarios in the order they run.
 func benchScenarios() []benchScenario {
 	return []benchScenario{
 		{"transient-autoack", func(ctx context.Context, c benchConfig) (benchResult, error) {
 			return benchThroughput(ctx, c, "transient-autoack", true, false)
-		}, false},
+		}, false, benchAMQP091},
 		{"manual-ack-prefetch100", func(ctx context.Context, c benchConfig) (benchResult, error) {
 			return benchThroughput(ctx, c, "manual-ack-prefetch100", false, false)
-		}, false},
+		}, false, benchAMQP091},
 		{"persistent-confirms", func(ctx context.Context, c benchConfig) (benchResult, error) {
 			return benchThroughput(ctx, c, "persistent-confirms", false, true)
-		}, false},
-		{"persistent-confirm-each", benchConfirmEach, false},
-		{"ttl-deadletter", benchDeadLetter, false},
-		{"ttl-deadletter-consumed", benchDeadLetterConsumed, false},
+		}, false, benchAMQP091},
+		{"persistent-confirm-each", benchConfirmEach, false, benchAMQP091},
+		{"ttl-deadletter", benchDeadLetter, false, benchAMQP091},
+		{"ttl-deadletter-consumed", benchDeadLetterConsumed, false, benchAMQP091},
 		// A broker keeps the memory a run freed and fills it in the next,
 		// which would then grow by nothing.
-		{"memory", benchMemory, true},
+		{"memory", benchMemory, true, benchAMQP091},
+		{"amqp1-send", benchAMQP1Send, false, benchAMQP1},
+		{"amqp1-receive-complete", benchAMQP1ReceiveComplete, false, benchAMQP1},
+		{"amqp1-roundtrip", benchAMQP1Roundtrip, false, benchAMQP1},
+		{"sb-sdk", benchSBSDK, false, benchServiceBus},
+		{"sb-ttl-deadletter", benchSBDeadLetter, false, benchServiceBus},
+		{"sb-ttl-deadletter-realtime", benchSBDeadLetterRealTime, false, benchServiceBus},
 	}
 }
 
@@ -460,6 +477,7 @@ func (s *benchSession) publish(queue string, msg amqp.Publishing, n, window int)
 type benchConsumed struct {
 	first, last time.Time
 	err         error
+	kicks       int // AMQP 1.0: how often the credit was given again after a stall
 }
 
 // consume starts a consumer of queue on the consuming connection, with
