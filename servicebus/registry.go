@@ -144,10 +144,7 @@ func (s *Server) updateQueue(name string, p atom.QueueProperties) (*queueEnt, er
 	}
 	now := s.now()
 	m := &entityMeta{Kind: kindQueue, Name: qe.name, Queue: &p, Updated: now}
-	_, c, err := s.e.Update(now, qe.main.key, func(en *core.Entity) error {
-		en.Policy, en.Settings, en.Meta = pol, queueSettings(p), m.marshal()
-		return nil
-	})
+	c, err := s.updateCore(now, qe.main.key, pol, queueSettings(p), m.marshal())
 	if err != nil {
 		return nil, err
 	}
@@ -155,6 +152,15 @@ func (s *Server) updateQueue(name string, p atom.QueueProperties) (*queueEnt, er
 	qe.props, qe.updated = p, now
 	s.mu.Unlock()
 	return qe, waitAll(c)
+}
+
+// updateCore gives an entity's core entity a new policy, settings and Meta.
+func (s *Server) updateCore(now time.Time, k core.EntityKey, pol core.Policy, st []core.Setting, meta []byte) (*core.Commit, error) {
+	_, c, err := s.e.Update(now, k, func(en *core.Entity) error {
+		en.Policy, en.Settings, en.Meta = pol, st, meta
+		return nil
+	})
+	return c, err
 }
 
 // deleteQueue deletes a queue with its messages.
@@ -241,10 +247,7 @@ func (s *Server) updateTopic(name string, p atom.TopicProperties) (*topicEnt, er
 	}
 	now := s.now()
 	m := &entityMeta{Kind: kindTopic, Name: te.name, TopicProps: &p, Updated: now}
-	_, c, err := s.e.Update(now, te.key, func(en *core.Entity) error {
-		en.Policy, en.Settings, en.Meta = pol, topicSettings(p), m.marshal()
-		return nil
-	})
+	c, err := s.updateCore(now, te.key, pol, topicSettings(p), m.marshal())
 	if err != nil {
 		return nil, err
 	}
@@ -394,10 +397,7 @@ func (s *Server) updateSubscriptionLocked(topic, name string, p *atom.Subscripti
 		return nil, err
 	}
 	now := s.now()
-	_, c, err := s.e.Update(now, se.main.key, func(en *core.Entity) error {
-		en.Policy, en.Settings, en.Meta = pol, subscriptionSettings(props, rs), subscriptionMeta(se, props, rs, now)
-		return nil
-	})
+	c, err := s.updateCore(now, se.main.key, pol, subscriptionSettings(props, rs), subscriptionMeta(se, props, rs, now))
 	if err != nil {
 		return nil, err
 	}
