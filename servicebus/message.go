@@ -305,19 +305,6 @@ func deliveryTag(u amqp.UUID) []byte {
 	return t
 }
 
-// tagToken reads a delivery tag back into a lock token.
-func tagToken(t []byte) (amqp.UUID, bool) {
-	var u amqp.UUID
-	if len(t) != 16 {
-		return u, false
-	}
-	copy(u[:], t)
-	u[0], u[1], u[2], u[3] = t[3], t[2], t[1], t[0]
-	u[4], u[5] = t[5], t[4]
-	u[6], u[7] = t[7], t[6]
-	return u, true
-}
-
 func errTooLarge(n int, max int64) error {
 	return core.Errorf(core.ETOOLARGE, "The received message (delivery-id:0, size:%d bytes) exceeds the limit (%d bytes) currently allowed on the link.", n, max)
 }
