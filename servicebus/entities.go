@@ -36,6 +36,7 @@ type topicEnt struct {
 	props            atom.TopicProperties
 	created, updated time.Time
 	key              core.EntityKey
+	pol              core.Policy        // its core policy, the ceiling of its copies (SB-5)
 	subs             map[string]*subEnt // by folded name
 }
 

@@ -227,7 +227,7 @@ func (s *Server) createTopic(name string, p atom.TopicProperties) (*topicEnt, er
 	if err := waitAll(c); err != nil {
 		return nil, err
 	}
-	te := &topicEnt{name: name, props: p, created: en.Created, updated: now, key: en.EntityKey, subs: map[string]*subEnt{}}
+	te := &topicEnt{name: name, props: p, pol: pol, created: en.Created, updated: now, key: en.EntityKey, subs: map[string]*subEnt{}}
 	s.mu.Lock()
 	s.topics[fold(name)] = te
 	s.mu.Unlock()
@@ -252,7 +252,7 @@ func (s *Server) updateTopic(name string, p atom.TopicProperties) (*topicEnt, er
 		return nil, err
 	}
 	s.mu.Lock()
-	te.props, te.updated = p, now
+	te.props, te.pol, te.updated = p, pol, now
 	s.mu.Unlock()
 	return te, waitAll(c)
 }

@@ -83,7 +83,7 @@ func (s *Server) route(now time.Time, path string, in *inMsg, hops int, enq enqu
 		rules []*rule
 	}
 	s.mu.RLock()
-	pol, _ := s.topicPolicy(te.props)
+	pol := te.pol
 	targets := make([]target, 0, len(te.subs))
 	for _, se := range te.subs {
 		t := target{se: se, rules: se.rules}

@@ -192,7 +192,7 @@ func (s *Server) recovered(ents []core.Entity) {
 			if m.TopicProps == nil {
 				continue
 			}
-			s.topics[fold(m.Name)] = &topicEnt{name: m.Name, props: *m.TopicProps, created: en.Created,
+			s.topics[fold(m.Name)] = &topicEnt{name: m.Name, props: *m.TopicProps, pol: en.Policy, created: en.Created,
 				updated: m.Updated, key: en.EntityKey, subs: map[string]*subEnt{}}
 		case kindSubscription:
 			subs = append(subs, sub{en, m})
