@@ -28,6 +28,7 @@ type queueEnt struct {
 	props            atom.QueueProperties
 	created, updated time.Time
 	main, dlq, tdlq  *node
+	dups             dedup
 }
 
 // topicEnt is a topic and its subscriptions.
@@ -38,6 +39,7 @@ type topicEnt struct {
 	key              core.EntityKey
 	pol              core.Policy        // its core policy, the ceiling of its copies (SB-5)
 	subs             map[string]*subEnt // by folded name
+	dups             dedup
 }
 
 // subEnt is a subscription and its rules.

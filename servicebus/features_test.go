@@ -212,3 +212,26 @@ func TestMessageSizeLimit(t *testing.T) {
 		t.Fatalf("a batch of 3 stored %d messages", len(got))
 	}
 }
+
+func TestDuplicateDetectionDropsARepeatedMessageID(t *testing.T) {
+	f := MustServer(t)
+	f.MustQueue("q", func(p *atom.QueueProperties) {
+		p.RequiresDuplicateDetection = true
+		p.DuplicateDetectionHistoryTimeWindow = 10 * time.Minute
+	})
+	f.MustTopic("t", func(p *atom.TopicProperties) { p.RequiresDuplicateDetection = true }, "s")
+	c := f.sb()
+	m := func(body string) *azservicebus.Message {
+		return &azservicebus.Message{Body: []byte(body), MessageID: ptr("order-1")}
+	}
+	c.send("q", m("first"), m("again"))
+	c.send("t", m("first"), m("again"))
+	f.advance(10 * time.Minute) // the history window is over
+	c.send("q", m("later"))
+	if got := bodies(t, c.receiver("q", "", nil)); !slices.Equal(got, []string{"first", "later"}) {
+		t.Fatalf("queue: %v, want the repeat within the window dropped", got)
+	}
+	if got := bodies(t, c.receiver("t", "s", nil)); !slices.Equal(got, []string{"first"}) {
+		t.Fatalf("subscription: %v", got)
+	}
+}

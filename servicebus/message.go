@@ -2,6 +2,7 @@ package servicebus
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"time"
 
@@ -121,6 +122,20 @@ func (in *inMsg) sessionID() string {
 		return ""
 	}
 	return in.m.Properties.GroupID
+}
+
+// duplicateOf reports whether the message's id was taken by d within
+// window (duplicate detection); a message without an id never is.
+func (in *inMsg) duplicateOf(d *dedup, now time.Time, window time.Duration) bool {
+	if in.m.Properties == nil || in.m.Properties.MessageID == nil {
+		return false
+	}
+	id, _ := idString(in.m.Properties.MessageID)
+	s, ok := id.(string)
+	if !ok {
+		s = fmt.Sprint(id)
+	}
+	return d.duplicate(s, now, window)
 }
 
 // item makes the core item of a message for entity n's owner.

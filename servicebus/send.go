@@ -58,6 +58,9 @@ func (s *Server) route(now time.Time, path string, in *inMsg, hops int, enq enqu
 		if props.RequiresSession && in.sessionID() == "" {
 			return nil, errNoSession(qe.name)
 		}
+		if props.RequiresDuplicateDetection && hops == 0 && in.duplicateOf(&qe.dups, now, props.DuplicateDetectionHistoryTimeWindow) {
+			return nil, nil
+		}
 		p, err := enq(qe.main.key, in.item(now, in.ttl))
 		if err != nil {
 			return nil, err
@@ -67,6 +70,12 @@ func (s *Server) route(now time.Time, path string, in *inMsg, hops int, enq enqu
 	te := s.topic(path)
 	if te == nil {
 		return nil, notFound(path)
+	}
+	s.mu.RLock()
+	dupCheck, window := te.props.RequiresDuplicateDetection, te.props.DuplicateDetectionHistoryTimeWindow
+	s.mu.RUnlock()
+	if dupCheck && hops == 0 && in.duplicateOf(&te.dups, now, window) {
+		return nil, nil
 	}
 	if touch {
 		s.e.Touch(now, te.key, core.UseSend)
