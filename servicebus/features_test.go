@@ -235,3 +235,27 @@ func TestDuplicateDetectionDropsARepeatedMessageID(t *testing.T) {
 		t.Fatalf("subscription: %v", got)
 	}
 }
+
+func TestRenewLockKeepsTheMessageLocked(t *testing.T) {
+	f := MustServer(t)
+	f.MustQueue("q", func(p *atom.QueueProperties) { p.LockDuration = time.Minute })
+	c := f.sb()
+	c.send("q", msg("m", 0))
+	r := c.receiver("q", "", nil)
+	got := receive(t, r, 1)
+	if len(got) != 1 || !got[0].LockedUntil.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("received %+v", got)
+	}
+	f.advance(50 * time.Second)
+	// rule: SB-7
+	if err := r.RenewMessageLock(ctx(t), got[0], nil); err != nil {
+		t.Fatal(err)
+	}
+	if !got[0].LockedUntil.Equal(t0.Add(50*time.Second + time.Minute)) {
+		t.Fatalf("renewed until %v, want %v", got[0].LockedUntil, t0.Add(50*time.Second+time.Minute))
+	}
+	f.advance(50 * time.Second) // past the first lock, within the renewed one
+	if err := r.CompleteMessage(ctx(t), got[0], nil); err != nil {
+		t.Fatalf("completing within the renewed lock: %v", err)
+	}
+}
