@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/lapse-emulator/lapse/servicebus/amqp"
-	"github.com/lapse-emulator/lapse/servicebus/sas"
 )
 
 // Connection limits lapse advertises.
@@ -116,8 +115,7 @@ func (c *conn) serve(header [8]byte) {
 func (c *conn) sasl() error {
 	c.rawWrite(amqp.HeaderSASL[:])
 	c.writeFrame(amqp.FrameSASL, 0, &amqp.SASLMechanisms{Mechanisms: []amqp.Symbol{"ANONYMOUS", "PLAIN", "MSSBCBS"}})
-	f, buf, err := amqp.ReadFrame(c.br, nil, ourMaxFrameSize)
-	_ = buf
+	f, _, err := amqp.ReadFrame(c.br, nil, ourMaxFrameSize)
 	if err != nil {
 		return err
 	}
@@ -495,5 +493,3 @@ func (c *conn) addClaim(audience string, expires time.Time) {
 func isClosedErr(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, io.ErrUnexpectedEOF)
 }
-
-var _ = sas.Key{}

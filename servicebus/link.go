@@ -452,9 +452,9 @@ func (l *link) pump() error {
 		var found bool
 		var err error
 		if l.receiveAndDelete() {
-			var c *core.Commit
-			it, found, c, err = s.e.Take(now, n.key)
-			_ = c
+			// at most once, as receive-and-delete is: the removal is not
+			// waited for
+			it, found, _, err = s.e.Take(now, n.key)
 		} else {
 			it, found, err = s.e.Receive(now, n.key, now.Add(n.lockDuration()))
 		}

@@ -253,7 +253,7 @@ func encodeDelivery(dst []byte, n *node, it *core.Item, d delivery) ([]byte, err
 		}
 	}
 	wroteApp := false
-	for i, sec := range secs {
+	for _, sec := range secs {
 		switch sec.Code {
 		case 0x70, 0x71, 0x72:
 			continue
@@ -274,7 +274,6 @@ func encodeDelivery(dst []byte, n *node, it *core.Item, d delivery) ([]byte, err
 				wroteApp = true
 			}
 		}
-		_ = i
 		dst = append(dst, sec.Raw...)
 	}
 	if rewrite && !wroteApp {
