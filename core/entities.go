@@ -183,7 +183,11 @@ func (e *Engine) info(ent *entity) EntityInfo {
 	if ent.chainT.idx >= 0 {
 		next = ent.chainT.at // the first due time of the items in its chain
 	}
-	for i, n := 0, ent.all.length(); i < n; i++ {
+	// An entity whose items can have no timer (a dead-letter queue: no TTL,
+	// nothing locked or scheduled) needs no walk.
+	never := ent.counts[Locked] == 0 && ent.counts[Scheduled] == 0 &&
+		ent.Policy.IgnoreItemTTL && !ent.Policy.DefaultTTL.Finite()
+	for i, n := 0, ent.all.length(); i < n && !never; i++ {
 		x := ent.all.at(i)
 		if x.removed || x.t.idx < 0 {
 			continue
