@@ -41,11 +41,28 @@ func MustServer(tb testing.TB) *fixture {
 // MustServerOn starts a server on store, its clock frozen at now.
 func MustServerOn(tb testing.TB, store *core.MemStore, now time.Time) *fixture {
 	tb.Helper()
+	return newFixture(tb, store, now, nil)
+}
+
+// MustServerWith starts a server like MustServer, its Config changed by set.
+func MustServerWith(tb testing.TB, set func(*servicebus.Config)) *fixture {
+	tb.Helper()
+	return newFixture(tb, core.NewMemStore(), t0, set)
+}
+
+// newFixture starts a server on store, its clock frozen at now, its Config
+// changed by set when set is not nil.
+func newFixture(tb testing.TB, store *core.MemStore, now time.Time, set func(*servicebus.Config)) *fixture {
+	tb.Helper()
 	f := &fixture{tb: tb, store: store}
 	f.clock = core.NewClock(func() time.Time { return now })
 	f.clock.Freeze()
 	f.e = core.NewEngine(core.Config{Store: store})
-	f.s = servicebus.New(servicebus.Config{Engine: f.e, Now: f.clock.Now, Version: "test"})
+	cfg := servicebus.Config{Engine: f.e, Now: f.clock.Now, Version: "test"}
+	if set != nil {
+		set(&cfg)
+	}
+	f.s = servicebus.New(cfg)
 	f.e.Register(core.ServiceBus, f.s.Hooks())
 	if err := f.e.Recover(context.Background(), f.clock.Now()); err != nil {
 		tb.Fatal(err)

@@ -7,7 +7,6 @@ package servicebus_test
 import (
 	"context"
 	"errors"
-	"net"
 	"strconv"
 	"testing"
 	"time"
@@ -18,40 +17,6 @@ import (
 	"github.com/lapse-emulator/lapse/servicebus"
 	"github.com/lapse-emulator/lapse/servicebus/sas"
 )
-
-// MustServerWith starts a server like MustServer, its Config changed by
-// set, without the administration API (f.admin is nil).
-func MustServerWith(tb testing.TB, set func(*servicebus.Config)) *fixture {
-	tb.Helper()
-	f := &fixture{tb: tb, store: core.NewMemStore()}
-	f.clock = core.NewClock(func() time.Time { return t0 })
-	f.clock.Freeze()
-	f.e = core.NewEngine(core.Config{Store: f.store})
-	cfg := servicebus.Config{Engine: f.e, Now: f.clock.Now, Version: "test"}
-	set(&cfg)
-	f.s = servicebus.New(cfg)
-	f.e.Register(core.ServiceBus, f.s.Hooks())
-	if err := f.e.Recover(context.Background(), f.clock.Now()); err != nil {
-		tb.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	f.ln = ln
-	f.wg.Add(1)
-	go f.accept()
-	tb.Cleanup(func() {
-		f.ln.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := f.s.Close(ctx); err != nil {
-			tb.Errorf("closing the server: %v", err)
-		}
-		f.wg.Wait()
-	})
-	return f
-}
 
 // MustDialAMQP connects with go-amqp as azservicebus does (SASL ANONYMOUS)
 // and puts a CBS token for each entity; the connection closes with the

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/servicebus"
 	"github.com/lapse-emulator/lapse/servicebus/atom"
 )
@@ -292,26 +290,7 @@ wait:
 // mustJSServer is MustServer with the server's log going to logger.
 func mustJSServer(tb testing.TB, logger *slog.Logger) *fixture {
 	tb.Helper()
-	f := &fixture{tb: tb, store: core.NewMemStore()}
-	f.clock = core.NewClock(func() time.Time { return t0 })
-	f.clock.Freeze()
-	f.e = core.NewEngine(core.Config{Store: f.store})
-	f.s = servicebus.New(servicebus.Config{Engine: f.e, Now: f.clock.Now, Logger: logger, Version: "test"})
-	f.e.Register(core.ServiceBus, f.s.Hooks())
-	if err := f.e.Recover(context.Background(), f.clock.Now()); err != nil {
-		tb.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	f.ln = ln
-	f.connStr = "Endpoint=sb://" + ln.Addr().String() + ";SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;"
-	f.admin = httptest.NewServer(servicebus.NewAdmin(f.s, "", nil).Handler())
-	f.wg.Add(1)
-	go f.accept()
-	tb.Cleanup(f.close)
-	return f
+	return MustServerWith(tb, func(c *servicebus.Config) { c.Logger = logger })
 }
 
 // syncBuffer is a bytes.Buffer that the server's goroutines can log to.
