@@ -409,3 +409,23 @@ func TestDefaultTTLChangeAppliesToLaterMessages(t *testing.T) {
 	}
 	_ = adapters.TimeSpanMax
 }
+
+func TestReceivingFromASubscriptionKeepsItsTopic(t *testing.T) {
+	f := MustServer(t)
+	f.MustTopic("t", func(p *atom.TopicProperties) { p.AutoDeleteOnIdle = 5 * time.Minute }, "s")
+	c := f.sb()
+	c.send("t", msg("m", 0))
+	f.advance(4 * time.Minute)
+	// rule: SB-10
+	if got := receive(t, c.receiver("t", "s", nil), 1); len(got) != 1 {
+		t.Fatalf("received %v", names(got))
+	}
+	f.advance(2 * time.Minute)
+	if got := f.s.Entities(); !slices.Equal(got, []string{"t", "t/Subscriptions/s"}) {
+		t.Fatalf("entities 6 minutes after the send, 2 after a receive on the subscription: %v", got)
+	}
+	f.advance(5 * time.Minute)
+	if got := f.s.Entities(); len(got) != 0 {
+		t.Fatalf("entities after 5 idle minutes: %v", got)
+	}
+}

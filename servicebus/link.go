@@ -434,6 +434,14 @@ func (l *link) run() {
 func (l *link) pump() error {
 	s := l.ss.c.s
 	n := l.node
+	// A receive on a subscription is a use of its topic (SB-10): one touch
+	// per run of deliveries, not one per message.
+	delivered := false
+	defer func() {
+		if delivered && n.sub != nil {
+			s.e.Touch(s.now(), n.sub.topic.key, core.UseChild)
+		}
+	}()
 	for {
 		select {
 		case <-l.done:
@@ -470,9 +478,7 @@ func (l *link) pump() error {
 			s.e.DeadLetter(now, n.key, it.Seq, maxDeliveryReason(max))
 			continue
 		}
-		if n.sub != nil {
-			s.e.Touch(now, n.sub.topic.key, core.UseChild)
-		}
+		delivered = true
 		if err := l.deliver(&it); err != nil {
 			if !l.receiveAndDelete() {
 				s.e.Unlock(s.now(), n.key, it.Seq)
