@@ -46,6 +46,10 @@ type Item struct {
 	// Key is an optional key unique within the entity (a Cosmos item's
 	// partition key and id).
 	Key string `json:"key,omitempty"`
+	// Group is an optional partition of the entity's items (a Cosmos
+	// item's partition key): ScanGroup reads one group's items without
+	// walking the others.
+	Group string `json:"group,omitempty"`
 	// Body and Meta are the payload and the protocol's metadata.
 	Body []byte `json:"body,omitempty"`
 	Meta []byte `json:"meta,omitempty"`

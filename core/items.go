@@ -32,7 +32,7 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 	}
 	x := e.newItem()
 	x.Item = Item{
-		Key: it.Key, Body: it.Body, Meta: it.Meta, TTL: it.TTL, Persistent: it.Persistent,
+		Key: it.Key, Group: it.Group, Body: it.Body, Meta: it.Meta, TTL: it.TTL, Persistent: it.Persistent,
 		State: it.State, ScheduledAt: it.ScheduledAt, LockedUntil: it.LockedUntil,
 		DeliveryCount: it.DeliveryCount,
 	}
@@ -368,6 +368,28 @@ func (e *Engine) Scan(now time.Time, k EntityKey, from uint64, fn func(*Item) bo
 	}
 	for i, n := ent.all.search(from), ent.all.length(); i < n; i++ {
 		if x := ent.all.at(i); !x.removed && !fn(&x.Item) {
+			break
+		}
+	}
+	return nil
+}
+
+// ScanGroup calls fn for each live item of entity k in group group, in Seq
+// order, until fn returns false, without walking the entity's other items.
+// fn runs inside the engine's lock, as for Scan.
+func (e *Engine) ScanGroup(now time.Time, k EntityKey, group string, fn func(*Item) bool) error {
+	e.lock(now)
+	defer e.unlock()
+	ent, err := e.entityLocked(k)
+	if err != nil {
+		return err
+	}
+	g := ent.groups[group]
+	if g == nil {
+		return nil
+	}
+	for i, n := 0, g.length(); i < n; i++ {
+		if x := g.at(i); !x.removed && !fn(&x.Item) {
 			break
 		}
 	}

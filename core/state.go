@@ -11,8 +11,9 @@ type entity struct {
 	all       seqQueue // every item, in Seq order
 	ready     seqQueue // active items, in Seq order
 	keys      map[string]*item
-	counts    [4]int   // by State
-	bytes     [4]int64 // body bytes, by State
+	groups    map[string]*seqQueue // items by Group, in Seq order
+	counts    [4]int               // by State
+	bytes     [4]int64             // body bytes, by State
 	consumers int
 	lastUsed  time.Time
 	idle      timer
@@ -102,6 +103,17 @@ func (e *Engine) add(ent *entity, x *item) {
 			ent.keys = make(map[string]*item)
 		}
 		ent.keys[x.Key] = x
+	}
+	if x.Group != "" {
+		if ent.groups == nil {
+			ent.groups = make(map[string]*seqQueue)
+		}
+		g := ent.groups[x.Group]
+		if g == nil {
+			g = &seqQueue{}
+			ent.groups[x.Group] = g
+		}
+		g.insert(x)
 	}
 	ent.counts[x.State]++
 	ent.bytes[x.State] += int64(len(x.Body))
@@ -259,6 +271,11 @@ func (e *Engine) removeItem(x *item) {
 	if x.Key != "" && ent.keys[x.Key] == x {
 		delete(ent.keys, x.Key)
 	}
+	if g := ent.groups[x.Group]; g != nil {
+		if g.tombstone(allLive); g.length() == 0 {
+			delete(ent.groups, x.Group)
+		}
+	}
 	ent.counts[x.State]--
 	ent.bytes[x.State] -= int64(len(x.Body))
 	if persisted(ent, x) {
@@ -356,6 +373,7 @@ func (e *Engine) dropEntity(ent *entity) {
 	ent.ready.reset()
 	ent.chain.reset()
 	ent.keys = nil
+	ent.groups = nil
 	ent.counts = [4]int{}
 	ent.headArmed = nil
 }

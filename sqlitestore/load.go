@@ -90,7 +90,7 @@ func loadEntities(ctx context.Context, tx *sql.Tx, entity func(core.Entity) erro
 func loadItems(ctx context.Context, tx *sql.Tx, item func(core.EntityKey, core.Item) error) error {
 	rows, err := tx.QueryContext(ctx, `SELECT protocol, name, seq, key, body, meta, state,
 		enqueued_at, modified_at, scheduled_at, ttl_ns, effective_ttl_ns, due_at,
-		rule, reason, locked_until, delivery_count, persistent
+		rule, reason, locked_until, delivery_count, persistent, item_group
 		FROM items ORDER BY protocol, name, seq`)
 	if err != nil {
 		return err
@@ -106,7 +106,7 @@ func loadItems(ctx context.Context, tx *sql.Tx, item func(core.EntityKey, core.I
 		)
 		if err := rows.Scan(&k.Protocol, &k.Name, &seq, &it.Key, &it.Body, &it.Meta, &state,
 			&enqueued, &modified, &scheduled, &ttl, &effectiveTTL, &due,
-			&it.Rule, &it.Reason, &lockedTill, &deliveryCount, &it.Persistent); err != nil {
+			&it.Rule, &it.Reason, &lockedTill, &deliveryCount, &it.Persistent, &it.Group); err != nil {
 			return err
 		}
 		it.Seq = uint64(seq)

@@ -116,7 +116,7 @@ func (s *Store) rowsStmt(ctx context.Context, k rowsKey) (*sql.Stmt, error) {
 		row := "(" + strings.TrimSuffix(strings.Repeat("?, ", itemColumns), ", ") + ")"
 		q = `INSERT OR REPLACE INTO items (protocol, name, seq, key, body, meta, state,
 				enqueued_at, modified_at, scheduled_at, ttl_ns, effective_ttl_ns, due_at,
-				rule, reason, locked_until, delivery_count, persistent)
+				rule, reason, locked_until, delivery_count, persistent, item_group)
 			SELECT ?1, ?2, * FROM (VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", k.n), ", ") + `)
 			WHERE EXISTS (SELECT 1 FROM entities WHERE protocol = ?1 AND name = ?2)`
 	} else {
@@ -132,7 +132,7 @@ func (s *Store) rowsStmt(ctx context.Context, k rowsKey) (*sql.Stmt, error) {
 }
 
 // itemColumns is how many columns an item row has besides its entity's.
-const itemColumns = 16
+const itemColumns = 17
 
 // putItems writes items of entity k in one statement; put is false when
 // the entity is not stored, so neither are they.
@@ -147,7 +147,7 @@ func (s *Store) putItems(ctx context.Context, k core.EntityKey, items []*core.It
 		args = append(args, int64(it.Seq), it.Key, it.Body, it.Meta, int64(it.State),
 			millis(it.EnqueuedAt), millis(it.ModifiedAt), millis(it.ScheduledAt),
 			ttlNanos(it.TTL), ttlNanos(it.EffectiveTTL), millis(it.DueAt),
-			it.Rule, it.Reason, millis(it.LockedUntil), int64(it.DeliveryCount), it.Persistent)
+			it.Rule, it.Reason, millis(it.LockedUntil), int64(it.DeliveryCount), it.Persistent, it.Group)
 	}
 	res, err := stmt.ExecContext(ctx, args...)
 	if err != nil {

@@ -69,6 +69,7 @@ func fullItem(seq uint64) *core.Item {
 	return &core.Item{
 		Seq:           seq,
 		Key:           "partition\x00id/ü'\"",
+		Group:         `["partition ü"]`,
 		Body:          binary(100),
 		Meta:          binary(257),
 		State:         core.Locked,
