@@ -7,6 +7,7 @@ package httpserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -23,6 +24,7 @@ type Server struct {
 	addr    string
 	handler http.Handler
 	log     *slog.Logger
+	tls     *tls.Config
 
 	mu     sync.Mutex
 	ln     net.Listener
@@ -38,6 +40,15 @@ func New(name, addr string, handler http.Handler, log *slog.Logger) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Server{name: name, addr: addr, handler: handler, log: log}
+}
+
+// ServeTLS makes the server answer TLS as well as plain HTTP on its one
+// port, telling them apart by a connection's first byte; call it before
+// Open.
+func (s *Server) ServeTLS(cfg *tls.Config) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tls = cfg
 }
 
 // Open binds the address at once, so a taken port fails here, and serves in
@@ -56,6 +67,10 @@ func (s *Server) Open() error {
 		return core.Errorf(core.EUNAVAILABLE, "%s: %v", s.name, err)
 	}
 	s.ln = ln
+	var serveLn net.Listener = ln
+	if s.tls != nil {
+		serveLn = newSniffListener(ln, s.tls)
+	}
 	s.srv = &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -64,7 +79,7 @@ func (s *Server) Open() error {
 	s.done = make(chan struct{})
 	go func(srv *http.Server, done chan struct{}) {
 		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(serveLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error(s.name+" stopped", "err", err)
 		}
 	}(s.srv, s.done)

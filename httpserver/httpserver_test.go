@@ -2,9 +2,14 @@ package httpserver_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/httpserver"
@@ -48,6 +53,68 @@ func TestLifecycle(t *testing.T) {
 		t.Fatalf("Open after Close: %v", err)
 	}
 	if err := httpserver.New("never opened", ":0", h, nil).Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTLSAndPlainOnOnePort(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS != nil {
+			io.WriteString(w, "tls")
+			return
+		}
+		io.WriteString(w, "plain")
+	})
+	certPEM, keyPEM, err := httpserver.SelfSignedCert([]string{"localhost", "127.0.0.1", "::1"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := httpserver.New("test API", "127.0.0.1:0", h, nil)
+	s.ServeTLS(&tls.Config{Certificates: []tls.Certificate{cert}})
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+
+	// A client that says nothing holds up neither the others nor Close.
+	silent, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(certPEM) {
+		t.Fatal("the certificate does not parse")
+	}
+	secure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	defer secure.CloseIdleConnections()
+	port := s.Addr().(*net.TCPAddr).Port
+	for _, tc := range []struct {
+		client *http.Client
+		url    string
+		want   string
+	}{
+		{http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/", port), "plain"},
+		{secure, fmt.Sprintf("https://127.0.0.1:%d/", port), "tls"},
+		{secure, fmt.Sprintf("https://localhost:%d/", port), "tls"},
+	} {
+		resp, err := tc.client.Get(tc.url)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.url, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != tc.want {
+			t.Errorf("%s answered %q, want %q", tc.url, b, tc.want)
+		}
+	}
+	http.DefaultClient.CloseIdleConnections()
+	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
