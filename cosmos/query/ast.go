@@ -189,11 +189,11 @@ type Query struct {
 	offset    *countSpec
 	limit     *countSpec
 	hasFrom   bool
-	aggs      []*aggExpr // aggregates of the select list, each with its idx
-	nslots    int        // aliases bound by FROM and JOIN
-	params    []string   // parameter names of the whole query tree, by idx (top level only)
-	sub       bool       // this is a subquery
-	container bool       // the first FROM source reads the container's documents
+	aggs      []*aggExpr   // aggregates of the select list, each with its idx
+	nslots    int          // aliases bound by FROM and JOIN
+	params    []string     // parameter names of the whole query tree, by idx (top level only)
+	sub       bool         // this is a subquery
+	container bool         // the first FROM source reads the container's documents
 	counts    []*countSpec // every TOP, OFFSET and LIMIT of the query tree (top level only)
-	aggregate bool       // aggregates or GROUP BY: one row per group
+	aggregate bool         // aggregates or GROUP BY: one row per group
 }

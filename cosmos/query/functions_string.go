@@ -110,12 +110,12 @@ var stringFunctions = map[string]*function{
 		count := int(math.Max(0, math.Min(math.Trunc(n), float64(len(rs)-from))))
 		return string(rs[from : from+count])
 	}),
-	"TOSTRING": fn(1, 1, func(_ *env, a []any) any { return toString(a[0]) }),
-	"STRINGTOARRAY": parseAs(func(v any) bool { _, ok := v.([]any); return ok }),
-	"STRINGTOOBJECT": parseAs(func(v any) bool { _, ok := v.(*Object); return ok }),
-	"STRINGTONUMBER": parseAs(func(v any) bool { _, ok := v.(float64); return ok }),
+	"TOSTRING":        fn(1, 1, func(_ *env, a []any) any { return toString(a[0]) }),
+	"STRINGTOARRAY":   parseAs(func(v any) bool { _, ok := v.([]any); return ok }),
+	"STRINGTOOBJECT":  parseAs(func(v any) bool { _, ok := v.(*Object); return ok }),
+	"STRINGTONUMBER":  parseAs(func(v any) bool { _, ok := v.(float64); return ok }),
 	"STRINGTOBOOLEAN": parseAs(func(v any) bool { _, ok := v.(bool); return ok }),
-	"STRINGTONULL":   parseAs(func(v any) bool { return v == nil }),
+	"STRINGTONULL":    parseAs(func(v any) bool { return v == nil }),
 	"STRINGJOIN": fn(2, 2, func(_ *env, a []any) any {
 		arr, ok1 := a[0].([]any)
 		sep, ok2 := argStr(a, 1)
