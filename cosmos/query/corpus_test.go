@@ -214,6 +214,36 @@ func canonicalRows(tb testing.TB, text string) []string {
 	return rows
 }
 
+// sortKeys re-encodes JSON rows with every object's properties sorted.
+func sortKeys(tb testing.TB, rows []string) []string {
+	tb.Helper()
+	var sortObj func(v any) any
+	sortObj = func(v any) any {
+		switch x := v.(type) {
+		case []any:
+			for i := range x {
+				x[i] = sortObj(x[i])
+			}
+		case *Object:
+			o := &Object{}
+			for _, i := range sortedIdx(x) {
+				o.Set(x.Keys[i], sortObj(x.Vals[i]))
+			}
+			return o
+		}
+		return v
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		v, err := Decode([]byte(r))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out[i] = string(AppendJSON(nil, sortObj(v)))
+	}
+	return out
+}
+
 // formatRows writes rows as a JSON array with one row per line.
 func formatRows(rows []string) string {
 	if len(rows) == 0 {
@@ -267,7 +297,13 @@ func TestCorpus(t *testing.T) {
 					}
 					return
 				}
-				if diff := cmp.Diff(canonicalRows(t, c.result), rows); diff != "" {
+				want := canonicalRows(t, c.result)
+				if c.doc != "" {
+					// Documented results were checked with a comparison
+					// that ignores property order; so is this one.
+					want, rows = sortKeys(t, want), sortKeys(t, rows)
+				}
+				if diff := cmp.Diff(want, rows); diff != "" {
 					t.Errorf("%s\nrows mismatch (-want +got):\n%s", c.query, diff)
 				}
 			})

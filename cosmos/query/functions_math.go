@@ -13,7 +13,7 @@ var mathFunctions = map[string]*function{
 	"SQRT":    num1(math.Sqrt),
 	"SQUARE":  num1(func(x float64) float64 { return x * x }),
 	"EXP":     num1(math.Exp),
-	"LOG10":   num1(math.Log10),
+	"LOG10":   num1(func(x float64) float64 { return logOf(x, 10) }),
 	"SIGN": num1(func(x float64) float64 {
 		switch {
 		case x > 0:
@@ -25,8 +25,8 @@ var mathFunctions = map[string]*function{
 	}),
 	"SIN":     num1(math.Sin),
 	"COS":     num1(math.Cos),
-	"TAN":     num1(math.Tan),
-	"COT":     num1(func(x float64) float64 { return 1 / math.Tan(x) }),
+	"TAN":     num1(tanOf),
+	"COT":     num1(func(x float64) float64 { return 1 / tanOf(x) }),
 	"ASIN":    num1(math.Asin),
 	"ACOS":    num1(math.Acos),
 	"ATAN":    num1(math.Atan),
@@ -40,13 +40,13 @@ var mathFunctions = map[string]*function{
 			return Undefined
 		}
 		if len(a) == 1 {
-			return math.Log(x)
+			return logOf(x, 0)
 		}
 		base, ok := argNum(a, 1)
-		if !ok {
+		if !ok || base == 0 {
 			return Undefined
 		}
-		return math.Log(x) / math.Log(base)
+		return logOf(x, base)
 	}),
 	"PI":   fn(0, 0, func(*env, []any) any { return math.Pi }),
 	"RAND": fn(0, 0, func(e *env, _ []any) any { return e.rs.rng.Float64() }),
