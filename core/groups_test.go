@@ -73,3 +73,30 @@ func TestScanGroupFollowsWritesRemovalsExpiryAndRestart_CO6(t *testing.T) {
 		t.Fatalf("group b after a restart (-want +got):\n%s", d)
 	}
 }
+
+func TestWriteAppliesRemovalsAndPutsAsOneChange(t *testing.T) {
+	f := MustFixture(t)
+	c := f.MustCreate("db/c", core.Policy{Base: core.FromModified, Retroactive: true})
+	if _, _, err := f.e.Put(f.now(), c, core.Item{Key: "a", Group: "g", Body: []byte("a1"), Persistent: true}); err != nil {
+		t.Fatal(err)
+	}
+	out, commit, err := f.e.Write(f.now(), c, []string{"a", "missing"}, []core.Item{
+		{Key: "b", Group: "g", Body: []byte("b1"), Persistent: true},
+		{Key: "c", Group: "g", Body: []byte("c1"), Persistent: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := commit.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 2 || out[0].Seq >= out[1].Seq {
+		t.Fatalf("Write returned %+v", out)
+	}
+	if d := cmp.Diff([]string{"b", "c"}, groupKeys(t, f.e, f.now(), c, "g")); d != "" {
+		t.Fatalf("group g (-want +got):\n%s", d)
+	}
+	if _, _, err := f.e.Write(f.now(), c, nil, []core.Item{{Body: []byte("no key")}}); core.ErrorCode(err) != core.EINVALID {
+		t.Fatalf("an item without a key: %v", err)
+	}
+}

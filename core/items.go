@@ -341,6 +341,46 @@ func (e *Engine) Put(now time.Time, k EntityKey, it Item) (Item, *Commit, error)
 	return out, e.unlock(), nil
 }
 
+// Write removes the items with keys remove and writes the keyed items put
+// (each replacing the item of its key, as Put does) in entity k, as one
+// change: the store commits all of it or none (a transactional batch).
+// A key in remove that is not there is skipped.
+func (e *Engine) Write(now time.Time, k EntityKey, remove []string, put []Item) ([]Item, *Commit, error) {
+	for _, it := range put {
+		if it.Key == "" {
+			return nil, nil, Errorf(EINVALID, "Write needs item keys")
+		}
+	}
+	ent, err := e.begin(now, k)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, key := range remove {
+		if x := ent.keys[key]; x != nil {
+			e.removeItem(x)
+		}
+	}
+	out := make([]Item, 0, len(put))
+	for _, it := range put {
+		if old := ent.keys[it.Key]; old != nil {
+			e.removeItem(old)
+		}
+		it.State = Active
+		w, err := e.enqueueLocked(ent, it)
+		if err != nil {
+			// Only a bad item gets here, and keyed active items are not
+			// bad: the checks above leave nothing to undo.
+			e.unlock()
+			return nil, nil, err
+		}
+		out = append(out, w)
+	}
+	if len(put) > 0 {
+		e.touch(ent, UseSend)
+	}
+	return out, e.unlock(), nil
+}
+
 // RemoveKey deletes the item with key key from entity k.
 func (e *Engine) RemoveKey(now time.Time, k EntityKey, key string) (*Commit, error) {
 	ent, err := e.begin(now, k)
