@@ -44,7 +44,9 @@ func (l *sniffListener) acceptLoop() {
 			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
+			l.mu.Lock()
 			l.err = err
+			l.mu.Unlock()
 			l.close()
 			return
 		}
@@ -95,6 +97,8 @@ func (l *sniffListener) Accept() (net.Conn, error) {
 	case c := <-l.conns:
 		return c, nil
 	case <-l.done:
+		l.mu.Lock()
+		defer l.mu.Unlock()
 		if l.err != nil {
 			return nil, l.err
 		}
