@@ -32,6 +32,8 @@ type Config struct {
 	ServiceBusMaxMessageSize int64
 	RabbitMQDefinitions      string
 	CosmosConfig             string
+	// CosmosKey is the Cosmos DB account key; "" is the emulator's.
+	CosmosKey string
 	// LogLevel is the level of the log written to stderr.
 	LogLevel slog.Level
 }
@@ -73,7 +75,7 @@ func newServeFlags(c *Config, logLevel *string, getenv func(string) string) *fla
 	fs := flag.NewFlagSet("lapse serve", flag.ContinueOnError)
 	envString(fs, getenv, &c.Data, "data", "./lapse-data", `data folder (one SQLite file inside); ":memory:" keeps nothing`)
 	envString(fs, getenv, &c.AMQPAddr, "amqp-addr", ":5672", "AMQP address: 1.0 (Service Bus) and 0-9-1 (RabbitMQ)")
-	envString(fs, getenv, &c.CosmosAddr, "cosmos-addr", ":8081", "Cosmos DB REST address [not served yet]")
+	envString(fs, getenv, &c.CosmosAddr, "cosmos-addr", ":8081", "Cosmos DB REST address (HTTPS and plain HTTP on one port)")
 	envString(fs, getenv, &c.ServiceBusAdminAddr, "servicebus-admin-addr", ":5300", "Service Bus administration address (ATOM API over plain HTTP, GET /health)")
 	envString(fs, getenv, &c.RabbitMQManagementAddr, "rabbitmq-management-addr", ":15672", "RabbitMQ management HTTP API address")
 	envString(fs, getenv, &c.ControlAddr, "control-addr", ":8080", "control API and /healthz address")
@@ -82,6 +84,7 @@ func newServeFlags(c *Config, logLevel *string, getenv func(string) string) *fla
 	envInt64(fs, getenv, &c.ServiceBusMaxMessageSize, "servicebus-max-message-size", 256*1024, "largest Service Bus message in bytes (256 KB, the standard tier's limit)")
 	envString(fs, getenv, &c.RabbitMQDefinitions, "rabbitmq-definitions", "", "RabbitMQ definitions.json to declare at start (users, vhosts, permissions, policies, queues, exchanges, bindings)")
 	envString(fs, getenv, &c.CosmosConfig, "cosmos-config", "", "JSON file of Cosmos databases and containers")
+	envString(fs, getenv, &c.CosmosKey, "cosmos-key", "", "Cosmos DB account key, base64 (default: the official emulator's well-known key)")
 	envString(fs, getenv, logLevel, "log-level", "info", "debug, info, warn or error")
 	return fs
 }

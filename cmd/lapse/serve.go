@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/cosmos"
 	"github.com/lapse-emulator/lapse/dashboard"
 	"github.com/lapse-emulator/lapse/rabbitmq"
 	"github.com/lapse-emulator/lapse/servicebus"
@@ -34,6 +35,7 @@ type Main struct {
 	Control *dashboard.Server
 	Rabbit  *rabbitmq.Server
 	SB      *servicebus.Server
+	Cosmos  *cosmos.Server
 
 	amqp       *amqpListener
 	management *rabbitmq.Management
@@ -121,9 +123,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	log.Info("listening", "listener", "servicebusAdmin", "addr", m.sbAdmin.Addr().String())
-	for _, l := range m.planned() {
-		log.Info("not served yet", "listener", l.name, "addr", l.addr)
+	if err := m.openCosmos(ctx); err != nil {
+		return err
 	}
+	log.Info("listening", "listener", "cosmos", "addr", m.Cosmos.Addr().String())
 	log.Info("lapse started", "version", version, "data", m.Config.Data, "clock", m.Clock.Mode())
 	return nil
 }
@@ -132,6 +135,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 // which finishes its in-flight commits. It is safe to call twice.
 func (m *Main) Close(ctx context.Context) error {
 	var errs []error
+	if m.Cosmos != nil {
+		errs = append(errs, m.Cosmos.Close(ctx))
+	}
 	if m.sbAdmin != nil {
 		errs = append(errs, m.sbAdmin.Close(ctx))
 	}
@@ -153,19 +159,7 @@ func (m *Main) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// plannedListener is a port whose protocol front-end is still to come.
-type plannedListener struct{ name, addr string }
-
-// planned lists the listeners lapse does not serve yet; their addresses are
-// kept so that /api/info shows them, marked as not served.
-func (m *Main) planned() []plannedListener {
-	return []plannedListener{
-		{"cosmos", m.Config.CosmosAddr},
-	}
-}
-
-// info is GET /api/info: every listener with its bound address, or its
-// configured one and served: false for those not served yet.
+// info is GET /api/info: every listener with its bound address.
 func (m *Main) info() dashboard.Info {
 	ls := map[string]dashboard.Listener{}
 	if a := m.Control.Addr(); a != nil {
@@ -180,8 +174,8 @@ func (m *Main) info() dashboard.Info {
 	if m.sbAdmin != nil {
 		ls["servicebusAdmin"] = dashboard.Listener{Addr: m.sbAdmin.Addr().String(), Served: true}
 	}
-	for _, l := range m.planned() {
-		ls[l.name] = dashboard.Listener{Addr: l.addr}
+	if m.Cosmos != nil && m.Cosmos.Addr() != nil {
+		ls["cosmos"] = dashboard.Listener{Addr: m.Cosmos.Addr().String(), Served: true}
 	}
 	return dashboard.Info{Version: version, Listeners: ls}
 }
@@ -194,6 +188,9 @@ func (m *Main) declareConfigured(ctx context.Context) error {
 	}
 	m.SB.Reset()
 	if err := m.loadServiceBusConfig(); err != nil {
+		return err
+	}
+	if err := m.loadCosmosConfig(ctx); err != nil {
 		return err
 	}
 	return m.loadDefinitions()

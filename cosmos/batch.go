@@ -1,0 +1,316 @@
+package cosmos
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/cosmos/query"
+)
+
+// maxBatchOps is the service's limit on operations in one transactional
+// batch.
+const maxBatchOps = 100
+
+// batchOp is one operation of a transactional batch.
+type batchOp struct {
+	kind    string // create, upsert, replace, delete, read, patch
+	id      string
+	ifMatch string
+	body    *query.Object
+}
+
+// batchResult is one operation's outcome.
+type batchResult struct {
+	read   bool // a read's body is sent even to a client that wants minimal writes
+	status int
+	etag   string
+	body   []byte
+}
+
+// batchState is an item as the batch sees it so far.
+type batchState struct {
+	exists bool
+	body   []byte
+	etag   string
+	rid    string
+}
+
+// batch answers a transactional batch (POST .../docs with
+// x-ms-cosmos-is-batch-request): every operation on one partition key
+// succeeds together, or none is applied and the answer is 207 with the
+// failing operation's status and 424 for every other.
+func (s *Server) batch(c *gin.Context, ct *container) {
+	pk, err := pointKey(c, ct)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	ops, err := readBatch(c)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	canon := pk.canon()
+	// Lock every stripe the batch touches, in order.
+	var stripes []int
+	for _, op := range ops {
+		mu := s.stripe(ct.key, itemKey(canon, op.id))
+		for i := range s.writes {
+			if &s.writes[i] == mu {
+				stripes = append(stripes, i)
+			}
+		}
+	}
+	slices.Sort(stripes)
+	stripes = slices.Compact(stripes)
+	for _, i := range stripes {
+		s.writes[i].Lock()
+	}
+	results, puts, removes, failed := s.plan(ct, pk, ops)
+	var commit *core.Commit
+	if failed < 0 && (len(puts) > 0 || len(removes) > 0) {
+		_, commit, err = s.cfg.Engine.Write(s.now(), ct.key, removes, puts)
+	}
+	for _, i := range stripes {
+		s.writes[i].Unlock()
+	}
+	if err == nil && commit != nil {
+		err = commit.Wait(c.Request.Context())
+	}
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	status := http.StatusOK
+	if failed >= 0 {
+		status = http.StatusMultiStatus
+	}
+	s.itemHeaders(c, ct)
+	c.Data(status, "application/json", batchBody(results, isMinimal(c)))
+}
+
+// readBatch reads a batch body: an array of operations.
+func readBatch(c *gin.Context) ([]batchOp, error) {
+	b, err := readBody(c)
+	if err != nil {
+		return nil, err
+	}
+	v, err := query.Decode(b)
+	arr, ok := v.([]any)
+	if err != nil || !ok {
+		return nil, errorf(http.StatusBadRequest, "The batch request body must be a JSON array of operations.")
+	}
+	if len(arr) == 0 {
+		return nil, errorf(http.StatusBadRequest, "The batch request did not have any operations to be executed.")
+	}
+	if len(arr) > maxBatchOps {
+		return nil, errorf(http.StatusBadRequest, "The batch request has %d operations; a batch may have at most %d.", len(arr), maxBatchOps)
+	}
+	ops := make([]batchOp, len(arr))
+	for i, x := range arr {
+		o, ok := x.(*query.Object)
+		if !ok {
+			return nil, errorf(http.StatusBadRequest, "Batch operation %d is not an object.", i)
+		}
+		kind, _ := getString(o, "operationType")
+		op := batchOp{kind: strings.ToLower(kind)}
+		op.id, _ = getString(o, "id")
+		op.ifMatch, _ = getString(o, "ifMatch")
+		if body, ok := o.Get("resourceBody"); ok {
+			if op.body, ok = body.(*query.Object); !ok {
+				return nil, errorf(http.StatusBadRequest, "The resourceBody of batch operation %d is not an object.", i)
+			}
+		}
+		switch op.kind {
+		case "create", "upsert", "replace", "patch":
+			if op.body == nil {
+				return nil, errorf(http.StatusBadRequest, "Batch operation %d (%s) has no resourceBody.", i, kind)
+			}
+			if op.id == "" && op.kind != "patch" {
+				op.id, _ = getString(op.body, "id")
+			}
+		case "delete", "read":
+		default:
+			return nil, errorf(http.StatusBadRequest, "Batch operation %d has an unknown operationType '%s'.", i, kind)
+		}
+		ops[i] = op
+	}
+	return ops, nil
+}
+
+// plan works out every operation against the stored items and the batch's
+// own earlier operations. failed is the index of the first operation that
+// failed, -1 when none did; then puts and removes are what to write.
+func (s *Server) plan(ct *container, pk partitionKey, ops []batchOp) (results []batchResult, puts []core.Item, removes []string, failed int) {
+	canon := pk.canon()
+	now := s.now()
+	states := map[string]*batchState{}
+	state := func(id string) *batchState {
+		key := itemKey(canon, id)
+		if st := states[key]; st != nil {
+			return st
+		}
+		st := &batchState{}
+		if it, ok, _ := s.cfg.Engine.Get(now, ct.key, key); ok {
+			st.exists, st.body = true, it.Body
+			st.etag, st.rid = splitMeta(it.Meta)
+		}
+		states[key] = st
+		return st
+	}
+	results = make([]batchResult, len(ops))
+	written := map[string]int{} // key -> index in puts
+	failed = -1
+	for i, op := range ops {
+		res, err := s.planOp(ct, pk, op, state, now)
+		if err != nil {
+			results[i] = batchResult{status: toAPIError(err).status}
+			failed = i
+			break
+		}
+		results[i] = res.result
+		key := itemKey(canon, op.id)
+		if res.put != nil {
+			if j, ok := written[key]; ok {
+				puts[j] = *res.put
+			} else {
+				written[key] = len(puts)
+				puts = append(puts, *res.put)
+			}
+		}
+		if res.remove {
+			if j, ok := written[key]; ok {
+				puts = slices.Delete(puts, j, j+1)
+				delete(written, key)
+				for k, n := range written {
+					if n > j {
+						written[k] = n - 1
+					}
+				}
+			}
+			removes = append(removes, key)
+		}
+	}
+	if failed >= 0 {
+		for i := range results {
+			if i != failed {
+				results[i] = batchResult{status: http.StatusFailedDependency}
+			}
+		}
+		return results, nil, nil, failed
+	}
+	return results, puts, removes, -1
+}
+
+// planned is one operation's outcome and what it writes.
+type planned struct {
+	result batchResult
+	put    *core.Item
+	remove bool
+}
+
+// planOp works out one batch operation.
+func (s *Server) planOp(ct *container, pk partitionKey, op batchOp, state func(string) *batchState, now time.Time) (planned, error) {
+	switch op.kind {
+	case "read", "delete", "replace", "patch":
+		if op.id == "" {
+			return planned{}, errorf(http.StatusBadRequest, "The batch operation has no id.")
+		}
+		st := state(op.id)
+		if !st.exists {
+			return planned{}, errNotFound()
+		}
+		if !ifMatch(op.ifMatch, st.etag) {
+			return planned{}, errPrecondition()
+		}
+		switch op.kind {
+		case "read":
+			return planned{result: batchResult{read: true, status: http.StatusOK, etag: st.etag, body: st.body}}, nil
+		case "delete":
+			st.exists, st.body, st.etag = false, nil, ""
+			return planned{result: batchResult{status: http.StatusNoContent}, remove: true}, nil
+		case "replace":
+			d, err := s.checkDoc(ct, op.body, pk, true)
+			if err != nil {
+				return planned{}, err
+			}
+			if d.id != op.id {
+				return planned{}, errorf(http.StatusBadRequest, "The id in the document, '%s', is not the id of the operation, '%s'.", d.id, op.id)
+			}
+			return s.planWrite(ct, d, st, http.StatusOK, now)
+		}
+		pr, err := readPatch(op.body)
+		if err != nil {
+			return planned{}, err
+		}
+		d, err := s.patched(ct, st.body, pk, pr)
+		if err != nil {
+			return planned{}, err
+		}
+		return s.planWrite(ct, d, st, http.StatusOK, now)
+	}
+	d, err := s.checkDoc(ct, op.body, pk, true)
+	if err != nil {
+		return planned{}, err
+	}
+	st := state(d.id)
+	status := http.StatusCreated
+	switch {
+	case op.kind == "create" && st.exists:
+		return planned{}, errConflict()
+	case op.kind == "upsert" && st.exists:
+		if !ifMatch(op.ifMatch, st.etag) {
+			return planned{}, errPrecondition()
+		}
+		status = http.StatusOK
+	}
+	return s.planWrite(ct, d, st, status, now)
+}
+
+// planWrite prepares the write of d over st.
+func (s *Server) planWrite(ct *container, d *doc, st *batchState, status int, now time.Time) (planned, error) {
+	rid := ""
+	if st.exists {
+		rid = st.rid
+	}
+	it, etag, err := s.prepare(ct, d, rid, now)
+	if err != nil {
+		return planned{}, err
+	}
+	_, rid = splitMeta(it.Meta)
+	st.exists, st.body, st.etag, st.rid = true, it.Body, etag, rid
+	return planned{result: batchResult{status: status, etag: etag, body: it.Body}, put: &it}, nil
+}
+
+// batchBody writes the results as the service does; write results carry
+// no body when the client asked for minimal responses.
+func batchBody(results []batchResult, minimal bool) []byte {
+	b := []byte{'['}
+	for i, r := range results {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"statusCode":`...)
+		b = strconv.AppendInt(b, int64(r.status), 10)
+		charge := "1"
+		if r.status == http.StatusFailedDependency {
+			charge = "0"
+		}
+		b = append(b, `,"requestCharge":`+charge...)
+		if r.etag != "" {
+			b = append(b, `,"eTag":`...)
+			b = append(b, jsonString(r.etag)...)
+		}
+		if r.body != nil && (!minimal || r.read) {
+			b = append(b, `,"resourceBody":`...)
+			b = append(b, r.body...)
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}

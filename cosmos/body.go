@@ -1,0 +1,46 @@
+package cosmos
+
+import (
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+	"github.com/lapse-emulator/lapse/cosmos/query"
+)
+
+// readBody reads a request body of at most maxItemSize bytes; more is the
+// service's 413.
+func readBody(c *gin.Context) ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxItemSize+1))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge) || len(b) > maxItemSize:
+		return nil, errTooLarge()
+	case err != nil:
+		return nil, errorf(http.StatusBadRequest, "The request body could not be read.")
+	}
+	return b, nil
+}
+
+// readObject reads a request body that must be a JSON object.
+func readObject(c *gin.Context) (*query.Object, error) {
+	b, err := readBody(c)
+	if err != nil {
+		return nil, err
+	}
+	return decodeObject(b)
+}
+
+// decodeObject decodes a JSON object, or answers the service's 400.
+func decodeObject(b []byte) (*query.Object, error) {
+	v, err := query.Decode(b)
+	if err != nil {
+		return nil, errorf(http.StatusBadRequest, "The request payload is invalid. Ensure to provide a valid request payload.")
+	}
+	o, ok := v.(*query.Object)
+	if !ok {
+		return nil, errorf(http.StatusBadRequest, "The request payload is invalid. Ensure to provide a valid request payload.")
+	}
+	return o, nil
+}

@@ -1,0 +1,311 @@
+package cosmos
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/lapse-emulator/lapse/adapters"
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/cosmos/query"
+)
+
+// Defaults the service fills in a container it creates.
+const (
+	defaultIndexingPolicy   = `{"indexingMode":"consistent","automatic":true,"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/\"_etag\"/?"}]}`
+	defaultConflictPolicy   = `{"mode":"LastWriterWins","conflictResolutionPath":"/_ts","conflictResolutionProcedure":""}`
+	defaultGeospatialConfig = `{"type":"Geography"}`
+)
+
+// postContainers creates a container (POST /dbs/{db}/colls), or queries
+// them.
+func (s *Server) postContainers(c *gin.Context) {
+	db, err := s.lookup(dbKey(c.Param("db")), kindDatabase)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	if isQuery(c) {
+		s.queryResources(c, db.rid(), "DocumentCollections", s.resourceDocs(kindContainer, db.en.Name))
+		return
+	}
+	o, err := readObject(c)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	offer, err := s.offerFromHeaders(c)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	if offer == nil && db.meta.Offer == nil {
+		// A container of a database without shared throughput gets its
+		// own, 400 RU/s, as the service gives it.
+		offer = newOffer(400, 0)
+	}
+	m, en, err := s.containerEntity(db, o, offer)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	_, commit, err := s.cfg.Engine.Create(s.now(), en)
+	if err == nil {
+		err = commit.Wait(c.Request.Context())
+	}
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	writeResource(c, http.StatusCreated, etagOf(m.Resource), m.Resource, true)
+}
+
+// containerEntity checks a container's properties and makes its entity:
+// the policy from its defaultTtl (CO-2..CO-5), its resource with the
+// service's defaults and system properties, under database db.
+func (s *Server) containerEntity(db *resource, o *query.Object, offer *offerState) (meta, core.Entity, error) {
+	id, err := checkID(o)
+	if err != nil {
+		return meta{}, core.Entity{}, err
+	}
+	pk, err := readPartitionKeyDef(o)
+	if err != nil {
+		return meta{}, core.Entity{}, err
+	}
+	policy, settings, err := containerPolicy(o)
+	if err != nil {
+		return meta{}, core.Entity{}, err
+	}
+	if pk != nil {
+		settings = append(settings, core.Setting{Key: "partitionKey", Value: strings.Join(pk.Paths, ", ")})
+	}
+	settings = append(settings, offerSettings(offer)...)
+	fillDefault(o, "indexingPolicy", defaultIndexingPolicy)
+	fillDefault(o, "conflictResolutionPolicy", defaultConflictPolicy)
+	fillDefault(o, "geospatialConfig", defaultGeospatialConfig)
+	now := s.now()
+	rid := newRID(db.meta.RID, 4)
+	self := "dbs/" + db.rid() + "/colls/" + ridText(rid) + "/"
+	stamp(o, ridText(rid), self, s.etags.next(), "", []string{
+		"_docs", "docs/", "_sprocs", "sprocs/", "_triggers", "triggers/", "_udfs", "udfs/", "_conflicts", "conflicts/",
+	}, now)
+	m := meta{RID: rid, Resource: query.AppendJSON(nil, o), PartitionKey: pk, Offer: offer}
+	mb, err := json.Marshal(m)
+	if err != nil {
+		return meta{}, core.Entity{}, err
+	}
+	return m, core.Entity{
+		EntityKey: collKey(db.en.Name, id), Kind: kindContainer, Parent: db.en.Name, Durable: true,
+		Policy: policy, Settings: settings, Meta: mb,
+	}, nil
+}
+
+// containerPolicy reads defaultTtl into the container's core policy, with
+// the service's 400 for a bad value (CO-5).
+func containerPolicy(o *query.Object) (core.Policy, []core.Setting, error) {
+	v, ok := o.Get("defaultTtl")
+	var ttl any
+	if ok {
+		ttl = v
+	}
+	p, err := adapters.CosmosContainerPolicy(ttl)
+	if err != nil {
+		return core.Policy{}, nil, err
+	}
+	setting := "off"
+	if ok && v != nil {
+		setting = valueText(v)
+	}
+	return p, []core.Setting{{Key: "defaultTtl", Value: setting}}, nil
+}
+
+// readPartitionKeyDef reads a container's partitionKey: paths that start
+// with '/', one for kind Hash and up to three for MultiHash. A container
+// without one has no partition key.
+func readPartitionKeyDef(o *query.Object) (*pkDef, error) {
+	v, ok := o.Get("partitionKey")
+	if !ok || v == nil {
+		return nil, nil
+	}
+	po, ok := v.(*query.Object)
+	if !ok {
+		return nil, errorf(http.StatusBadRequest, "The partition key definition is invalid.")
+	}
+	d := &pkDef{Kind: "Hash"}
+	if k, ok := getString(po, "kind"); ok {
+		d.Kind = k
+	} else {
+		po.Set("kind", "Hash")
+	}
+	paths, _ := po.Get("paths")
+	arr, _ := paths.([]any)
+	for _, p := range arr {
+		str, ok := p.(string)
+		if !ok || !strings.HasPrefix(str, "/") || len(str) < 2 {
+			return nil, errorf(http.StatusBadRequest, "The partition key component definition path '%s' could not be accepted, failed near position '0'. Partition key paths must contain only valid characters and not contain a trailing slash or wildcard character.", valueText(p))
+		}
+		d.Paths = append(d.Paths, str)
+	}
+	switch {
+	case len(d.Paths) == 0:
+		return nil, nil
+	case d.Kind == "Hash" && len(d.Paths) > 1:
+		return nil, errorf(http.StatusBadRequest, "The partition key definition has more than one path; use kind MultiHash for a hierarchical partition key.")
+	case d.Kind == "MultiHash" && len(d.Paths) > 3:
+		return nil, errorf(http.StatusBadRequest, "The number of paths in a hierarchical partition key definition cannot be more than 3.")
+	case d.Kind != "Hash" && d.Kind != "MultiHash" && d.Kind != "Range":
+		return nil, errorf(http.StatusBadRequest, "The partition key kind '%s' is invalid.", d.Kind)
+	}
+	for _, p := range d.Paths {
+		d.split = append(d.split, splitPath(p))
+	}
+	return d, nil
+}
+
+// fillDefault sets property k of o to the JSON def when o lacks it.
+func fillDefault(o *query.Object, k, def string) {
+	if v, ok := o.Get(k); ok && v != nil {
+		return
+	}
+	v, _ := query.Decode([]byte(def))
+	o.Set(k, v)
+}
+
+// listContainers answers GET /dbs/{db}/colls.
+func (s *Server) listContainers(c *gin.Context) {
+	db, err := s.lookup(dbKey(c.Param("db")), kindDatabase)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	writeFeed(c, db.rid(), "DocumentCollections", s.resourceDocs(kindContainer, db.en.Name), "")
+}
+
+// getContainer answers GET /dbs/{db}/colls/{coll}.
+func (s *Server) getContainer(c *gin.Context) {
+	r, err := s.lookup(collKey(c.Param("db"), c.Param("coll")), kindContainer)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	writeResource(c, http.StatusOK, etagOf(r.meta.Resource), r.meta.Resource, false)
+}
+
+// replaceContainer answers PUT /dbs/{db}/colls/{coll}: new settings, with
+// a new defaultTtl applying at once to every stored item (CO-7). The
+// partition key cannot change.
+func (s *Server) replaceContainer(c *gin.Context) {
+	k := collKey(c.Param("db"), c.Param("coll"))
+	old, err := s.lookup(k, kindContainer)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	o, err := readObject(c)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	if id, ok := getString(o, "id"); !ok || id != c.Param("coll") {
+		s.writeError(c, errorf(http.StatusBadRequest, "The id of the container in the body must be the id in the URL."))
+		return
+	}
+	if ifMatch := c.GetHeader("If-Match"); ifMatch != "" && ifMatch != "*" && ifMatch != etagOf(old.meta.Resource) {
+		s.writeError(c, errPrecondition())
+		return
+	}
+	pk, err := readPartitionKeyDef(o)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	if !samePaths(pk, old.meta.PartitionKey) {
+		s.writeError(c, errorf(http.StatusBadRequest, "Partition key paths cannot be changed."))
+		return
+	}
+	policy, settings, err := containerPolicy(o)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	if pk != nil {
+		settings = append(settings, core.Setting{Key: "partitionKey", Value: strings.Join(pk.Paths, ", ")})
+	}
+	settings = append(settings, offerSettings(old.meta.Offer)...)
+	fillDefault(o, "indexingPolicy", defaultIndexingPolicy)
+	fillDefault(o, "conflictResolutionPolicy", defaultConflictPolicy)
+	fillDefault(o, "geospatialConfig", defaultGeospatialConfig)
+	self := "dbs/" + ridText(old.meta.RID[:4]) + "/colls/" + old.rid() + "/"
+	stamp(o, old.rid(), self, s.etags.next(), "", []string{
+		"_docs", "docs/", "_sprocs", "sprocs/", "_triggers", "triggers/", "_udfs", "udfs/", "_conflicts", "conflicts/",
+	}, s.now())
+	m := old.meta
+	m.Resource = query.AppendJSON(nil, o)
+	m.PartitionKey = pk
+	mb, err := json.Marshal(m)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	_, commit, err := s.cfg.Engine.Update(s.now(), k, func(en *core.Entity) error {
+		en.Policy, en.Settings, en.Meta = policy, settings, mb
+		return nil
+	})
+	if err == nil {
+		err = commit.Wait(c.Request.Context())
+	}
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	writeResource(c, http.StatusOK, etagOf(m.Resource), m.Resource, true)
+}
+
+// samePaths reports whether two partition key definitions have the same
+// paths.
+func samePaths(a, b *pkDef) bool {
+	if a.paths() != b.paths() {
+		return false
+	}
+	for i := 0; i < a.paths(); i++ {
+		if a.Paths[i] != b.Paths[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// deleteContainer answers DELETE /dbs/{db}/colls/{coll}: it goes with its
+// items.
+func (s *Server) deleteContainer(c *gin.Context) {
+	k := collKey(c.Param("db"), c.Param("coll"))
+	if _, err := s.lookup(k, kindContainer); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	commit, err := s.cfg.Engine.Delete(s.now(), k)
+	if err == nil {
+		err = commit.Wait(c.Request.Context())
+	}
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+	c.Writer.WriteHeaderNow()
+}
+
+// getPartitionKeyRanges answers GET .../pkranges: one range covers every
+// key, as on a single-partition emulator.
+func (s *Server) getPartitionKeyRanges(c *gin.Context) {
+	r, err := s.lookup(collKey(c.Param("db"), c.Param("coll")), kindContainer)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	rng := `{"_rid":` + jsonString(r.rid()+"AgAAAAAAAAA=") + `,"id":"0","_etag":"\"00000000-0000-0000-0000-000000000000\"","minInclusive":"","maxExclusive":"FF","ridPrefix":0,"_self":` +
+		jsonString("dbs/"+ridText(r.meta.RID[:4])+"/colls/"+r.rid()+"/pkranges/"+r.rid()+"AgAAAAAAAAA=/") +
+		`,"throughputFraction":1,"status":"online","parents":[],"_ts":0}`
+	writeFeed(c, r.rid(), "PartitionKeyRanges", [][]byte{[]byte(rng)}, "")
+}

@@ -1,0 +1,317 @@
+package cosmos
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/cosmos/query"
+)
+
+// Paging: a page holds at most x-ms-max-item-count rows (defaultPageSize
+// when absent; -1 lets the service choose, up to maxPageBytes).
+const (
+	defaultPageSize = 100
+	maxPageBytes    = 4 << 20
+)
+
+// isQuery reports whether a POST is a query: Go sends x-ms-documentdb-query,
+// JS and REST x-ms-documentdb-isquery; both send application/query+json.
+func isQuery(c *gin.Context) bool {
+	return strings.EqualFold(c.GetHeader("x-ms-documentdb-query"), "true") ||
+		strings.EqualFold(c.GetHeader("x-ms-documentdb-isquery"), "true") ||
+		strings.HasPrefix(c.GetHeader("Content-Type"), "application/query+json")
+}
+
+// queryRequest is a query body: {"query": text, "parameters": [{"name",
+// "value"}]}.
+type queryRequest struct {
+	text   string
+	params query.Params
+	q      *query.Query
+}
+
+// readQuery reads and parses a query body.
+func readQuery(c *gin.Context) (*queryRequest, error) {
+	o, err := readObject(c)
+	if err != nil {
+		return nil, err
+	}
+	text, ok := getString(o, "query")
+	if !ok {
+		return nil, errorf(http.StatusBadRequest, "The query in the request body is missing or is not a string.")
+	}
+	qr := &queryRequest{text: text, params: query.Params{}}
+	if v, ok := o.Get("parameters"); ok && v != nil {
+		arr, ok := v.([]any)
+		if !ok {
+			return nil, errorf(http.StatusBadRequest, "The query parameters must be an array.")
+		}
+		for _, p := range arr {
+			po, ok := p.(*query.Object)
+			if !ok {
+				return nil, errorf(http.StatusBadRequest, "A query parameter must be an object with a name and a value.")
+			}
+			name, ok := getString(po, "name")
+			if !ok {
+				return nil, errorf(http.StatusBadRequest, "A query parameter must be an object with a name and a value.")
+			}
+			val, ok := po.Get("value")
+			if !ok {
+				val = query.Undefined
+			}
+			qr.params[name] = val
+		}
+	}
+	if qr.q, err = query.Parse(text); err != nil {
+		return nil, err
+	}
+	return qr, nil
+}
+
+// run runs the request's query over docs (encoded JSON documents, in order)
+// and calls emit with each result row, encoded, until emit returns false.
+func (s *Server) run(qr *queryRequest, docs [][]byte, emit func(row []byte) bool) error {
+	var decodeErr error
+	src := func(yield func(any) bool) {
+		for _, d := range docs {
+			v, err := query.Decode(d)
+			if err != nil {
+				decodeErr = err
+				return
+			}
+			if !yield(v) {
+				return
+			}
+		}
+	}
+	var buf []byte
+	err := qr.q.Run(src, qr.params, query.Options{Now: s.now()}, func(row any) bool {
+		buf = query.AppendJSON(buf[:0], row)
+		return emit(append([]byte(nil), buf...))
+	})
+	if err == nil {
+		err = decodeErr
+	}
+	return err
+}
+
+// queryResources answers a query over a feed of resources (databases,
+// containers, offers), in one page.
+func (s *Server) queryResources(c *gin.Context, rid, field string, docs [][]byte) {
+	qr, err := readQuery(c)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	var rows [][]byte
+	if err := s.run(qr, docs, func(row []byte) bool { rows = append(rows, row); return true }); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	writeFeed(c, rid, field, rows, "")
+}
+
+// pageSize reads x-ms-max-item-count: 0 for "as many as fit".
+func pageSize(c *gin.Context) (int, error) {
+	h := c.GetHeader("x-ms-max-item-count")
+	if h == "" {
+		return defaultPageSize, nil
+	}
+	n, err := strconv.Atoi(h)
+	if err != nil || n < -1 || n == 0 {
+		return 0, errorf(http.StatusBadRequest, "Invalid value '%s' for header x-ms-max-item-count.", h)
+	}
+	if n == -1 {
+		return 0, nil
+	}
+	return n, nil
+}
+
+// continuationPrefix starts lapse's continuation tokens: the number of rows
+// of the result already returned.
+const continuationPrefix = "lapse:"
+
+// readContinuation reads x-ms-continuation: the rows to skip.
+func readContinuation(c *gin.Context) (int, error) {
+	h := c.GetHeader(hdrContinuation)
+	if h == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(h, continuationPrefix))
+	if err != nil || n < 0 || !strings.HasPrefix(h, continuationPrefix) {
+		return 0, errorf(http.StatusBadRequest, "Invalid Continuation Token")
+	}
+	return n, nil
+}
+
+// scope is the items a query or feed reads: one partition, a prefix of a
+// hierarchical key, one item, or all.
+type scope struct {
+	group   string // one partition's canonical key
+	prefix  string // a prefix of hierarchical keys
+	key     string // one item's core key
+	all     bool
+	partial bool
+}
+
+// itemScope works out which items a request reads: the partition of its
+// key header, a prefix of it, or, with no header, the partition (and item)
+// the query's WHERE pins down, else every partition.
+func (s *Server) itemScope(c *gin.Context, ct *container, qr *queryRequest) (scope, error) {
+	pk, present, err := parseKeyHeader(c.Request)
+	if err != nil {
+		return scope{}, err
+	}
+	def := ct.meta.PartitionKey
+	var eq map[string]any
+	if qr != nil {
+		eq = qr.q.Equalities(qr.params)
+	}
+	id, hasID := eq["/id"].(string)
+	if present && def == nil {
+		pk, present = partitionKey{}, true
+	}
+	if !present && def != nil && eq != nil {
+		pinned := make(partitionKey, 0, def.paths())
+		for _, p := range def.Paths {
+			v, ok := eq[p]
+			if !ok {
+				break
+			}
+			pinned = append(pinned, v)
+		}
+		if len(pinned) == def.paths() {
+			pk, present = pinned, true
+		}
+	}
+	if !present && def == nil {
+		pk, present = partitionKey{}, true
+	}
+	switch {
+	case !present:
+		if strings.EqualFold(c.GetHeader("x-ms-documentdb-query-enablecrosspartition"), "false") && qr != nil {
+			e := errorf(http.StatusBadRequest, "Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception.")
+			e.substatus = 1004
+			return scope{}, e
+		}
+		return scope{all: true}, nil
+	case len(pk) < def.paths():
+		return scope{prefix: pk.prefix(), partial: true}, nil
+	case len(pk) > def.paths() && def != nil:
+		return scope{}, errKeyComponents()
+	case hasID:
+		return scope{group: pk.canon(), key: itemKey(pk.canon(), id)}, nil
+	}
+	return scope{group: pk.canon()}, nil
+}
+
+// collect returns the bodies of the items in scope sc of container ct whose
+// Seq is at least from, in Seq order.
+func (s *Server) collect(ct *container, sc scope, from uint64) ([][]byte, error) {
+	now := s.now()
+	var docs [][]byte
+	add := func(it *core.Item) bool {
+		if it.Seq >= from {
+			docs = append(docs, it.Body)
+		}
+		return true
+	}
+	switch {
+	case sc.key != "":
+		it, ok, err := s.cfg.Engine.Get(now, ct.key, sc.key)
+		if err != nil || !ok {
+			return nil, err
+		}
+		add(&it)
+		return docs, nil
+	case sc.partial:
+		err := s.cfg.Engine.Scan(now, ct.key, from, func(it *core.Item) bool {
+			if strings.HasPrefix(it.Group, sc.prefix) && (len(it.Group) == len(sc.prefix)+1 || it.Group[len(sc.prefix)] == ',' || sc.prefix == "[") {
+				docs = append(docs, it.Body)
+			}
+			return true
+		})
+		return docs, err
+	case sc.all:
+		return docs, s.cfg.Engine.Scan(now, ct.key, from, add)
+	}
+	return docs, s.cfg.Engine.ScanGroup(now, ct.key, sc.group, add)
+}
+
+// queryItems answers a query of a container's items, a page at a time.
+func (s *Server) queryItems(c *gin.Context, ct *container) {
+	start := time.Now()
+	qr, err := readQuery(c)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	size, err := pageSize(c)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	skip, err := readContinuation(c)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	sc, err := s.itemScope(c, ct, qr)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	docs, err := s.collect(ct, sc, 0)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	var rows [][]byte
+	seen, bytes, more := 0, 0, false
+	err = s.run(qr, docs, func(row []byte) bool {
+		seen++
+		if seen <= skip {
+			return true
+		}
+		if size > 0 && len(rows) == size || size == 0 && len(rows) > 0 && bytes+len(row) > maxPageBytes {
+			more = true
+			return false
+		}
+		rows = append(rows, row)
+		bytes += len(row)
+		return true
+	})
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	continuation := ""
+	if more {
+		continuation = continuationPrefix + strconv.Itoa(skip+len(rows))
+	}
+	h := c.Writer.Header()
+	h.Set("x-ms-documentdb-query-metrics", queryMetrics(len(docs), len(rows), bytes, time.Since(start)))
+	if strings.EqualFold(c.GetHeader("x-ms-cosmos-populateindexmetrics"), "true") {
+		h.Set("x-ms-cosmos-index-utilization", base64.StdEncoding.EncodeToString([]byte(
+			`{"UtilizedSingleIndexes":[],"PotentialSingleIndexes":[],"UtilizedCompositeIndexes":[],"PotentialCompositeIndexes":[]}`)))
+	}
+	s.itemHeaders(c, ct)
+	writeFeed(c, ct.rid(), "Documents", rows, continuation)
+}
+
+// queryMetrics writes x-ms-documentdb-query-metrics as the service does.
+func queryMetrics(retrieved, output, outputBytes int, took time.Duration) string {
+	ms := strconv.FormatFloat(float64(took.Microseconds())/1000, 'f', 2, 64)
+	return "totalExecutionTimeInMs=" + ms + ";queryCompileTimeInMs=0.00;queryLogicalPlanBuildTimeInMs=0.00;queryPhysicalPlanBuildTimeInMs=0.00;queryOptimizationTimeInMs=0.00;" +
+		"VMExecutionTimeInMs=" + ms + ";indexLookupTimeInMs=0.00;instructionCount=0;documentLoadTimeInMs=0.00;systemFunctionExecuteTimeInMs=0.00;userFunctionExecuteTimeInMs=0.00;" +
+		"retrievedDocumentCount=" + strconv.Itoa(retrieved) + ";retrievedDocumentSize=0;outputDocumentCount=" + strconv.Itoa(output) +
+		";outputDocumentSize=" + strconv.Itoa(outputBytes) + ";writeOutputTimeInMs=0.00;indexUtilizationRatio=1.00"
+}
+
+// itoa writes n in decimal.
+func itoa(n uint64) string { return strconv.FormatUint(n, 10) }

@@ -1,0 +1,196 @@
+package cosmos
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/cosmos/query"
+)
+
+// Kinds of the core entities this front-end keeps.
+const (
+	kindDatabase  = "database"
+	kindContainer = "container"
+)
+
+// dbKey and collKey name the core entities of a database and a container;
+// ids cannot contain '/', so "db/coll" is unambiguous.
+func dbKey(db string) core.EntityKey { return core.EntityKey{Protocol: core.Cosmos, Name: db} }
+func collKey(db, coll string) core.EntityKey {
+	return core.EntityKey{Protocol: core.Cosmos, Name: db + "/" + coll}
+}
+
+// meta is what a database or container keeps in its entity's Meta: its
+// resource as the service shows it, the raw bytes of its _rid, and its
+// offer when it has throughput of its own.
+type meta struct {
+	RID      []byte          `json:"rid"`
+	Resource json.RawMessage `json:"resource"`
+	// PartitionKey is a container's partition key definition.
+	PartitionKey *pkDef      `json:"partitionKey,omitempty"`
+	Offer        *offerState `json:"offer,omitempty"`
+}
+
+// pkDef is a container's partition key definition.
+type pkDef struct {
+	Paths []string `json:"paths"`
+	Kind  string   `json:"kind"`
+	// split holds each path's segments, unescaped.
+	split [][]string
+}
+
+// offerState is a resource's provisioned throughput.
+type offerState struct {
+	ID           string `json:"id"`
+	Throughput   int    `json:"throughput"`
+	AutoscaleMax int    `json:"autoscaleMax,omitempty"`
+	TS           int64  `json:"ts"`
+	ETag         string `json:"etag"`
+}
+
+// resource is a database or container found by its link.
+type resource struct {
+	en   core.Entity
+	meta meta
+}
+
+// rid returns the resource's _rid text.
+func (r *resource) rid() string { return ridText(r.meta.RID) }
+
+// lookup finds the resource of key k and kind kind, or a 404.
+func (s *Server) lookup(k core.EntityKey, kind string) (*resource, error) {
+	en, ok := s.cfg.Engine.Entity(k)
+	if !ok || en.Kind != kind {
+		return nil, errNotFound()
+	}
+	r := &resource{en: en}
+	if err := json.Unmarshal(en.Meta, &r.meta); err != nil {
+		return nil, fmt.Errorf("meta of %v: %w", k, err)
+	}
+	if pk := r.meta.PartitionKey; pk != nil {
+		for _, p := range pk.Paths {
+			pk.split = append(pk.split, splitPath(p))
+		}
+	}
+	return r, nil
+}
+
+// splitPath splits a partition key path "/a/b" into its segments; a segment
+// may be quoted ("/\"a b\"").
+func splitPath(p string) []string {
+	var out []string
+	for seg := range strings.SplitSeq(strings.TrimPrefix(p, "/"), "/") {
+		if len(seg) >= 2 && seg[0] == '"' && seg[len(seg)-1] == '"' {
+			seg = seg[1 : len(seg)-1]
+		}
+		out = append(out, seg)
+	}
+	return out
+}
+
+// ridText writes a _rid as the service does: base64, '/' as '-'.
+func ridText(b []byte) string {
+	return strings.ReplaceAll(base64.StdEncoding.EncodeToString(b), "/", "-")
+}
+
+// newRID returns prefix followed by n random bytes: a database's _rid has
+// 4 bytes, a container's its database's and 4 more.
+func newRID(prefix []byte, n int) []byte {
+	b := make([]byte, len(prefix)+n)
+	copy(b, prefix)
+	rand.Read(b[len(prefix):])
+	// The service's ids never have a zero first byte in a new part.
+	b[len(prefix)] |= 1
+	return b
+}
+
+// etagSource makes ETags, unique across restarts: a random prefix for this
+// run and a counter.
+type etagSource struct {
+	prefix [8]byte
+	n      atomic.Uint64
+}
+
+func (e *etagSource) init() { rand.Read(e.prefix[:]) }
+
+// next returns a new ETag, quoted as the service writes them.
+func (e *etagSource) next() string {
+	n := e.n.Add(1)
+	p := e.prefix
+	return fmt.Sprintf("\"%08x-%04x-0000-%04x-%012x\"", binary.BigEndian.Uint32(p[:4]), binary.BigEndian.Uint16(p[4:6]),
+		binary.BigEndian.Uint16(p[6:8]), n&0xffffffffffff)
+}
+
+// nextRID returns a new item _rid under a container's: 8 more bytes.
+func (e *etagSource) nextRID(coll []byte) []byte {
+	b := make([]byte, len(coll)+8)
+	copy(b, coll)
+	binary.LittleEndian.PutUint64(b[len(coll):], e.n.Add(1)|1<<62)
+	return b
+}
+
+// systemProps are the properties the service adds to every resource; a
+// client's values for them are replaced.
+var systemProps = []string{"_rid", "_self", "_etag", "_attachments", "_ts"}
+
+// stamp removes a client's system properties from o and appends the
+// service's, in the service's order, with the given _rid, _self, _etag and
+// _ts; attachments is the _attachments link or "" for none (databases have
+// other links, passed in extra before _ts).
+func stamp(o *query.Object, rid, self, etag, attachments string, extra []string, ts time.Time) {
+	for _, p := range systemProps {
+		o.Delete(p)
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		o.Delete(extra[i])
+	}
+	o.Set("_rid", rid)
+	o.Set("_self", self)
+	o.Set("_etag", etag)
+	if attachments != "" {
+		o.Set("_attachments", attachments)
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		o.Set(extra[i], extra[i+1])
+	}
+	o.Set("_ts", float64(ts.Unix()))
+}
+
+// getString returns o's string property k, if it is one.
+func getString(o *query.Object, k string) (string, bool) {
+	v, ok := o.Get(k)
+	if !ok {
+		return "", false
+	}
+	str, ok := v.(string)
+	return str, ok
+}
+
+// checkID validates a resource id as the service does.
+func checkID(o *query.Object) (string, error) {
+	v, ok := o.Get("id")
+	if !ok {
+		return "", errorf(400, "The input content is invalid because the required properties - 'id; ' - are missing")
+	}
+	id, ok := v.(string)
+	if !ok || id == "" || len(id) > 255 || strings.ContainsAny(id, "/\\?#") || strings.HasSuffix(id, " ") {
+		return "", errorf(400, "The input name '%s' is invalid. Ensure to provide a unique non-empty string less than '255' characters. Ensure to not include '/', '\\\\', '?', '#' characters or end it with space.", valueText(v))
+	}
+	return id, nil
+}
+
+// valueText writes v for an error message: strings as they are, others as
+// JSON.
+func valueText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return string(query.AppendJSON(nil, v))
+}

@@ -1,0 +1,59 @@
+package cosmos
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+)
+
+// writeResource answers a resource's JSON with its ETag; a write (write
+// true) the client asked to be minimal (Prefer: return=minimal) gets no
+// body.
+func writeResource(c *gin.Context, status int, etag string, body []byte, write bool) {
+	if etag != "" {
+		c.Writer.Header().Set("etag", etag)
+	}
+	if write && isMinimal(c) {
+		c.Status(status)
+		c.Writer.WriteHeaderNow()
+		return
+	}
+	c.Data(status, "application/json", body)
+}
+
+// isMinimal reports whether the client asked for no content on a write.
+func isMinimal(c *gin.Context) bool {
+	return strings.EqualFold(c.GetHeader("Prefer"), "return=minimal")
+}
+
+// writeFeed answers a feed or query page: {"_rid", field: [...],
+// "_count"}, with the item count and the continuation, if any, in headers.
+func writeFeed(c *gin.Context, rid, field string, rows [][]byte, continuation string) {
+	n := 0
+	for _, r := range rows {
+		n += len(r) + 1
+	}
+	b := make([]byte, 0, n+len(rid)+len(field)+48)
+	b = append(b, `{"_rid":`...)
+	b = append(b, jsonString(rid)...)
+	b = append(b, `,"`...)
+	b = append(b, field...)
+	b = append(b, `":[`...)
+	for i, r := range rows {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, r...)
+	}
+	b = append(b, `],"_count":`...)
+	b = strconv.AppendInt(b, int64(len(rows)), 10)
+	b = append(b, '}')
+	h := c.Writer.Header()
+	h.Set(hdrItemCount, strconv.Itoa(len(rows)))
+	if continuation != "" {
+		h.Set(hdrContinuation, continuation)
+	}
+	c.Data(http.StatusOK, "application/json", b)
+}

@@ -1,0 +1,190 @@
+package cosmos
+
+import (
+	"crypto/tls"
+	"encoding/base64"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/httpserver"
+)
+
+// EmulatorKey is the official emulator's well-known master key, lapse's
+// default.
+const EmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
+
+// maxItemSize is the service's limit on an item, 2 MB.
+const maxItemSize = 2 << 20
+
+// Config is what a Server needs.
+type Config struct {
+	// Addr is the address to listen on (":0" picks a free port).
+	Addr string
+	// Engine is lapse's engine and Now reads lapse's clock.
+	Engine *core.Engine
+	Now    func() time.Time
+	// WallNow reads the wall clock, against which request dates are
+	// checked (the SDKs sign with it); nil uses time.Now.
+	WallNow func() time.Time
+	// Logger receives the server's log; nil discards.
+	Logger *slog.Logger
+	// Key is the account's master key in base64; "" is EmulatorKey.
+	Key string
+	// Certificate, when set, makes the port answer TLS as well as plain
+	// HTTP; CertificatePEM is served at /_explorer/emulator.pem.
+	Certificate    *tls.Certificate
+	CertificatePEM []byte
+}
+
+// Server is the Cosmos DB REST server.
+type Server struct {
+	*httpserver.Server
+	cfg     Config
+	log     *slog.Logger
+	key     []byte
+	handler http.Handler
+	// writes serializes read-check-write sequences (conditional writes,
+	// replace, patch, batches) per key stripe.
+	writes [64]sync.Mutex
+	etags  etagSource
+}
+
+// NewServer returns a Server for cfg; Open starts it (httpserver.Server:
+// Open, Addr and Close). A key that is not base64 is an EINVALID error.
+func NewServer(cfg Config) (*Server, error) {
+	if cfg.Key == "" {
+		cfg.Key = EmulatorKey
+	}
+	key, err := base64.StdEncoding.DecodeString(cfg.Key)
+	if err != nil {
+		return nil, core.Errorf(core.EINVALID, "the Cosmos DB key is not base64: %v", err)
+	}
+	if cfg.WallNow == nil {
+		cfg.WallNow = time.Now
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, log: log, key: key}
+	s.etags.init()
+	s.handler = s.routes()
+	s.Server = httpserver.New("Cosmos DB API", cfg.Addr, s.handler, log)
+	if cfg.Certificate != nil {
+		s.ServeTLS(&tls.Config{Certificates: []tls.Certificate{*cfg.Certificate}})
+	}
+	return s, nil
+}
+
+// Handler returns the API as an http.Handler, for tests.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// now reads lapse's clock.
+func (s *Server) now() time.Time { return s.cfg.Now() }
+
+// routes builds the gin engine. Item ids arrive escaped (a space as %20),
+// so paths are matched on the raw path and their values unescaped.
+func (s *Server) routes() http.Handler {
+	r := gin.New()
+	r.UseRawPath = true
+	r.UnescapePathValues = true
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.HandleMethodNotAllowed = true
+	r.Use(s.recovery(), s.common())
+	r.NoRoute(func(c *gin.Context) { s.writeError(c, errNotFound()) })
+	r.NoMethod(func(c *gin.Context) {
+		s.writeError(c, errorf(http.StatusMethodNotAllowed, "The requested verb is not supported."))
+	})
+	r.GET("/_explorer/emulator.pem", s.getCertificate)
+
+	a := r.Group("/", s.authorize())
+	a.GET("/", s.getAccount)
+	a.POST("/dbs", s.postDatabases)
+	a.GET("/dbs", s.listDatabases)
+	a.GET("/dbs/:db", s.getDatabase)
+	a.DELETE("/dbs/:db", s.deleteDatabase)
+	a.POST("/dbs/:db/colls", s.postContainers)
+	a.GET("/dbs/:db/colls", s.listContainers)
+	a.GET("/dbs/:db/colls/:coll", s.getContainer)
+	a.PUT("/dbs/:db/colls/:coll", s.replaceContainer)
+	a.DELETE("/dbs/:db/colls/:coll", s.deleteContainer)
+	a.GET("/dbs/:db/colls/:coll/pkranges", s.getPartitionKeyRanges)
+	a.POST("/dbs/:db/colls/:coll/docs", s.postItems)
+	a.GET("/dbs/:db/colls/:coll/docs", s.readFeed)
+	a.GET("/dbs/:db/colls/:coll/docs/:id", s.readItem)
+	a.PUT("/dbs/:db/colls/:coll/docs/:id", s.replaceItem)
+	a.DELETE("/dbs/:db/colls/:coll/docs/:id", s.deleteItem)
+	a.PATCH("/dbs/:db/colls/:coll/docs/:id", s.patchItem)
+	a.POST("/offers", s.postOffers)
+	a.GET("/offers", s.listOffers)
+	a.GET("/offers/:offer", s.getOffer)
+	a.PUT("/offers/:offer", s.replaceOffer)
+	return r
+}
+
+// Response headers the SDKs read.
+const (
+	hdrActivityID    = "x-ms-activity-id"
+	hdrRequestCharge = "x-ms-request-charge"
+	hdrSessionToken  = "x-ms-session-token"
+	hdrSubstatus     = "x-ms-substatus"
+	hdrContinuation  = "x-ms-continuation"
+	hdrItemCount     = "x-ms-item-count"
+	hdrPartitionKey  = "x-ms-documentdb-partitionkey"
+)
+
+// common sets the headers the service sends on every response.
+func (s *Server) common() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		h := c.Writer.Header()
+		h.Set(hdrActivityID, uuid.NewString())
+		h.Set(hdrRequestCharge, "1")
+		h.Set("x-ms-serviceversion", "version=2.14.0.0")
+		h.Set("x-ms-gatewayversion", "version=2.14.0")
+		h.Set("x-ms-schemaversion", "1.19")
+		h.Set("x-ms-cosmos-llsn", "1")
+		h.Set("lsn", "1")
+		c.Next()
+	}
+}
+
+// recovery turns a panic in a handler into a 500 with no detail, and logs
+// it.
+func (s *Server) recovery() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		defer func() {
+			r := recover()
+			if r == nil {
+				return
+			}
+			if r == http.ErrAbortHandler {
+				panic(r)
+			}
+			s.log.Error("cosmos panic", "method", c.Request.Method, "path", c.Request.URL.Path,
+				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			if !c.Writer.Written() {
+				s.writeError(c, fmt.Errorf("panic: %v", r))
+			}
+			c.Abort()
+		}()
+		c.Next()
+	}
+}
+
+// getCertificate serves the TLS certificate, as the official emulator does,
+// so that clients can trust it.
+func (s *Server) getCertificate(c *gin.Context) {
+	if len(s.cfg.CertificatePEM) == 0 {
+		s.writeError(c, errNotFound())
+		return
+	}
+	c.Data(http.StatusOK, "application/x-pem-file", s.cfg.CertificatePEM)
+}
