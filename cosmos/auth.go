@@ -46,6 +46,12 @@ func (s *Server) authorize() gin.HandlerFunc {
 				t.UTC().Format(http.TimeFormat), t.Add(maxClockSkew).UTC().Format(http.TimeFormat), wall.UTC().Format(http.TimeFormat)))
 			return
 		}
+		if id := param(c, "id"); id != "" {
+			if err := unaddressable(id); err != nil {
+				s.writeError(c, err)
+				return
+			}
+		}
 		typ, link := resourceOf(c)
 		payload := strings.ToLower(c.Request.Method) + "\n" + typ + "\n" + link + "\n" + strings.ToLower(date) + "\n\n"
 		if !s.signatureOK(auth, payload) {
@@ -89,7 +95,7 @@ func (s *Server) signatureOK(auth, payload string) bool {
 // resourceOf returns the resource type and link a request is signed for: an
 // item's own link, a feed's parent link, and offers' ids lower-cased.
 func resourceOf(c *gin.Context) (typ, link string) {
-	db, coll := c.Param("db"), c.Param("coll")
+	db, coll := param(c, "db"), param(c, "coll")
 	switch path := c.FullPath(); {
 	case path == "/":
 		return "", ""
@@ -106,11 +112,11 @@ func resourceOf(c *gin.Context) (typ, link string) {
 	case path == "/dbs/:db/colls/:coll/docs":
 		return "docs", "dbs/" + db + "/colls/" + coll
 	case path == "/dbs/:db/colls/:coll/docs/:id":
-		return "docs", "dbs/" + db + "/colls/" + coll + "/docs/" + c.Param("id")
+		return "docs", "dbs/" + db + "/colls/" + coll + "/docs/" + param(c, "id")
 	case path == "/offers":
 		return "offers", ""
 	case path == "/offers/:offer":
-		return "offers", strings.ToLower(c.Param("offer"))
+		return "offers", strings.ToLower(param(c, "offer"))
 	}
 	return "", ""
 }

@@ -42,7 +42,7 @@ func (s *Server) LoadConfig(ctx context.Context, b []byte) error {
 	for _, db := range fc.Databases {
 		o := &query.Object{}
 		o.Set("id", db.ID)
-		if _, err := checkID(o); err != nil {
+		if _, err := checkName(o); err != nil {
 			return core.Errorf(core.EINVALID, "database %q: %v", db.ID, err)
 		}
 		offer, err := configOffer(db.Throughput, db.AutoscaleMax)

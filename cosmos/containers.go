@@ -21,7 +21,7 @@ const (
 // postContainers creates a container (POST /dbs/{db}/colls), or queries
 // them.
 func (s *Server) postContainers(c *gin.Context) {
-	db, err := s.lookup(dbKey(c.Param("db")), kindDatabase)
+	db, err := s.lookup(dbKey(param(c, "db")), kindDatabase)
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -65,7 +65,7 @@ func (s *Server) postContainers(c *gin.Context) {
 // the policy from its defaultTtl (CO-2..CO-5), its resource with the
 // service's defaults and system properties, under database db.
 func (s *Server) containerEntity(db *resource, o *query.Object, offer *offerState) (meta, core.Entity, error) {
-	id, err := checkID(o)
+	id, err := checkName(o)
 	if err != nil {
 		return meta{}, core.Entity{}, err
 	}
@@ -174,7 +174,7 @@ func fillDefault(o *query.Object, k, def string) {
 
 // listContainers answers GET /dbs/{db}/colls.
 func (s *Server) listContainers(c *gin.Context) {
-	db, err := s.lookup(dbKey(c.Param("db")), kindDatabase)
+	db, err := s.lookup(dbKey(param(c, "db")), kindDatabase)
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -184,7 +184,7 @@ func (s *Server) listContainers(c *gin.Context) {
 
 // getContainer answers GET /dbs/{db}/colls/{coll}.
 func (s *Server) getContainer(c *gin.Context) {
-	r, err := s.lookup(collKey(c.Param("db"), c.Param("coll")), kindContainer)
+	r, err := s.lookup(collKey(param(c, "db"), param(c, "coll")), kindContainer)
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -196,7 +196,7 @@ func (s *Server) getContainer(c *gin.Context) {
 // a new defaultTtl applying at once to every stored item (CO-7). The
 // partition key cannot change.
 func (s *Server) replaceContainer(c *gin.Context) {
-	k := collKey(c.Param("db"), c.Param("coll"))
+	k := collKey(param(c, "db"), param(c, "coll"))
 	old, err := s.lookup(k, kindContainer)
 	if err != nil {
 		s.writeError(c, err)
@@ -207,7 +207,7 @@ func (s *Server) replaceContainer(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	if id, ok := getString(o, "id"); !ok || id != c.Param("coll") {
+	if id, ok := getString(o, "id"); !ok || id != param(c, "coll") {
 		s.writeError(c, errorf(http.StatusBadRequest, "The id of the container in the body must be the id in the URL."))
 		return
 	}
@@ -279,7 +279,7 @@ func samePaths(a, b *pkDef) bool {
 // deleteContainer answers DELETE /dbs/{db}/colls/{coll}: it goes with its
 // items.
 func (s *Server) deleteContainer(c *gin.Context) {
-	k := collKey(c.Param("db"), c.Param("coll"))
+	k := collKey(param(c, "db"), param(c, "coll"))
 	if _, err := s.lookup(k, kindContainer); err != nil {
 		s.writeError(c, err)
 		return
@@ -299,7 +299,7 @@ func (s *Server) deleteContainer(c *gin.Context) {
 // getPartitionKeyRanges answers GET .../pkranges: one range covers every
 // key, as on a single-partition emulator.
 func (s *Server) getPartitionKeyRanges(c *gin.Context) {
-	r, err := s.lookup(collKey(c.Param("db"), c.Param("coll")), kindContainer)
+	r, err := s.lookup(collKey(param(c, "db"), param(c, "coll")), kindContainer)
 	if err != nil {
 		s.writeError(c, err)
 		return

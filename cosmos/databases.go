@@ -41,7 +41,7 @@ func (s *Server) postDatabases(c *gin.Context) {
 // newDatabase makes the database o describes, and waits until it is
 // stored.
 func (s *Server) newDatabase(ctx context.Context, o *query.Object, offer *offerState) (core.Entity, error) {
-	id, err := checkID(o)
+	id, err := checkName(o)
 	if err != nil {
 		return core.Entity{}, err
 	}
@@ -93,7 +93,7 @@ func (s *Server) resourceDocs(kind, parent string) [][]byte {
 
 // getDatabase answers GET /dbs/{db}.
 func (s *Server) getDatabase(c *gin.Context) {
-	r, err := s.lookup(dbKey(c.Param("db")), kindDatabase)
+	r, err := s.lookup(dbKey(param(c, "db")), kindDatabase)
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -104,7 +104,7 @@ func (s *Server) getDatabase(c *gin.Context) {
 // deleteDatabase answers DELETE /dbs/{db}: the database goes with its
 // containers and their items.
 func (s *Server) deleteDatabase(c *gin.Context) {
-	db := c.Param("db")
+	db := param(c, "db")
 	if _, err := s.lookup(dbKey(db), kindDatabase); err != nil {
 		s.writeError(c, err)
 		return

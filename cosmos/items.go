@@ -36,7 +36,7 @@ type container struct {
 
 // lookupContainer finds the container of the request's path.
 func (s *Server) lookupContainer(c *gin.Context) (*container, error) {
-	k := collKey(c.Param("db"), c.Param("coll"))
+	k := collKey(param(c, "db"), param(c, "coll"))
 	r, err := s.lookup(k, kindContainer)
 	if err != nil {
 		return nil, err
@@ -260,7 +260,7 @@ func (s *Server) readItem(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	it, ok, err := s.cfg.Engine.Get(s.now(), ct.key, itemKey(pk.canon(), c.Param("id")))
+	it, ok, err := s.cfg.Engine.Get(s.now(), ct.key, itemKey(pk.canon(), param(c, "id")))
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -302,8 +302,8 @@ func (s *Server) replaceItem(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	if d.id != c.Param("id") {
-		s.writeError(c, errorf(http.StatusBadRequest, "The id in the document, '%s', is not the id in the URL, '%s'.", d.id, c.Param("id")))
+	if d.id != param(c, "id") {
+		s.writeError(c, errorf(http.StatusBadRequest, "The id in the document, '%s', is not the id in the URL, '%s'.", d.id, param(c, "id")))
 		return
 	}
 	it, etag, err := s.replace(c, ct, d, c.GetHeader("If-Match"))
@@ -350,7 +350,7 @@ func (s *Server) deleteItem(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	key := itemKey(pk.canon(), c.Param("id"))
+	key := itemKey(pk.canon(), param(c, "id"))
 	err = s.locked(c.Request.Context(), ct, key, func() (*core.Commit, error) {
 		if h := c.GetHeader("If-Match"); h != "" && h != "*" {
 			old, ok, err := s.cfg.Engine.Get(s.now(), ct.key, key)

@@ -131,7 +131,7 @@ func (s *Server) listOffers(c *gin.Context) {
 
 // getOffer answers GET /offers/{id}.
 func (s *Server) getOffer(c *gin.Context) {
-	r, err := s.findOffer(c.Param("offer"))
+	r, err := s.findOffer(param(c, "offer"))
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -143,7 +143,7 @@ func (s *Server) getOffer(c *gin.Context) {
 // replaceOffer answers PUT /offers/{id}: a new throughput, manual or
 // autoscale.
 func (s *Server) replaceOffer(c *gin.Context) {
-	r, err := s.findOffer(c.Param("offer"))
+	r, err := s.findOffer(param(c, "offer"))
 	if err != nil {
 		s.writeError(c, err)
 		return

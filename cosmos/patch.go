@@ -304,7 +304,7 @@ func (s *Server) patchItem(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	it, etag, err := s.patch(c, ct, pk, c.Param("id"), pr, c.GetHeader("If-Match"))
+	it, etag, err := s.patch(c, ct, pk, param(c, "id"), pr, c.GetHeader("If-Match"))
 	if err != nil {
 		s.writeError(c, err)
 		return

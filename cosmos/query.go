@@ -194,7 +194,7 @@ func (s *Server) itemScope(c *gin.Context, ct *container, qr *queryRequest) (sco
 	}
 	switch {
 	case !present:
-		if strings.EqualFold(c.GetHeader("x-ms-documentdb-query-enablecrosspartition"), "false") && qr != nil {
+		if qr != nil && !strings.EqualFold(c.GetHeader("x-ms-documentdb-query-enablecrosspartition"), "true") {
 			e := errorf(http.StatusBadRequest, "Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception.")
 			e.substatus = 1004
 			return scope{}, e
@@ -266,6 +266,12 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 		s.writeError(c, err)
 		return
 	}
+	if sc.all && gatewayOnly(c) && len(qr.q.Features()) > 0 {
+		e := errorf(http.StatusBadRequest, "The provided cross partition query can not be directly served by the gateway. This is a first chance (internal) exception that all newer clients will know how to handle gracefully. This exception is traced, but unless you see it bubble up as an exception (which only happens on older SDK clients), then you can safely ignore this message.")
+		e.substatus = 1004
+		s.writeError(c, e)
+		return
+	}
 	docs, err := s.collect(ct, sc, 0)
 	if err != nil {
 		s.writeError(c, err)
@@ -290,6 +296,12 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 		s.writeError(c, err)
 		return
 	}
+	// Across partitions the service does not look ahead: a full page
+	// always has a continuation, so the last page may be empty (as the
+	// official emulator pages 20 items 5 at a time in 5 pages).
+	if sc.all && size > 0 && len(rows) == size {
+		more = true
+	}
 	continuation := ""
 	if more {
 		continuation = continuationPrefix + strconv.Itoa(skip+len(rows))
@@ -302,6 +314,18 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 	}
 	s.itemHeaders(c, ct)
 	writeFeed(c, ct.rid(), "Documents", rows, continuation)
+}
+
+// gatewayOnly reports whether a query comes from a client that leaves it
+// all to the gateway: azcosmos (x-ms-documentdb-query) and not a client
+// query pipeline addressing a partition key range. The service's gateway
+// refuses such a client's cross-partition queries that need every
+// partition's results at once (ORDER BY, aggregates, ...), and azcosmos
+// surfaces the error. Clients with a pipeline of their own (the JS SDK, and
+// others, with x-ms-documentdb-isquery) run those queries themselves on
+// the real service; lapse runs them for them, with the same results.
+func gatewayOnly(c *gin.Context) bool {
+	return c.GetHeader("x-ms-documentdb-query") != "" && c.GetHeader("x-ms-documentdb-partitionkeyrangeid") == ""
 }
 
 // queryMetrics writes x-ms-documentdb-query-metrics as the service does.

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -173,17 +174,62 @@ func getString(o *query.Object, k string) (string, bool) {
 	return str, ok
 }
 
-// checkID validates a resource id as the service does.
+// checkName validates the id of a database or container: no '/', '\\',
+// '?' or '#', and no trailing space.
+func checkName(o *query.Object) (string, error) {
+	id, err := checkID(o)
+	if err != nil {
+		return "", err
+	}
+	if strings.ContainsAny(id, "/\\?#") || strings.HasSuffix(id, " ") {
+		return "", errorf(http.StatusBadRequest, "The input name '%s' is invalid. Ensure to provide a unique non-empty string less than '255' characters. Ensure to not include '/', '\\\\', '?', '#' characters or end it with space.", id)
+	}
+	return id, nil
+}
+
+// checkID validates an item id as the service does: a non-empty string of
+// at most 255 characters.
 func checkID(o *query.Object) (string, error) {
 	v, ok := o.Get("id")
 	if !ok {
 		return "", errorf(400, "The input content is invalid because the required properties - 'id; ' - are missing")
 	}
 	id, ok := v.(string)
-	if !ok || id == "" || len(id) > 255 || strings.ContainsAny(id, "/\\?#") || strings.HasSuffix(id, " ") {
-		return "", errorf(400, "The input name '%s' is invalid. Ensure to provide a unique non-empty string less than '255' characters. Ensure to not include '/', '\\\\', '?', '#' characters or end it with space.", valueText(v))
+	if !ok || id == "" || len(id) > 255 {
+		return "", errorf(400, "The input name '%s' is invalid. Ensure to provide a unique non-empty string less than '255' characters.", valueText(v))
 	}
 	return id, nil
+}
+
+// unaddressable answers what the service's gateway answers a point
+// operation on an item whose id it cannot route, though the id was
+// accepted on create (the service's documentation forbids such ids, its
+// gateway does not refuse them): a control character is a 400; a '/',
+// '\\' or '#', a trailing space, or a percent sign that reads as an escape
+// break the signed link, a 401. nil for an id that is fine.
+func unaddressable(id string) *apiError {
+	if strings.ContainsAny(id, "\r\n\t") {
+		return errorf(http.StatusBadRequest, "The request URL is invalid: the item id has a control character.")
+	}
+	if strings.ContainsAny(id, "/\\#") || strings.HasSuffix(id, " ") || hasEscape(id) {
+		return errorf(http.StatusUnauthorized, "The input authorization token can't serve the request. The wrong key is being used or the expected payload is not built as per the protocol. For more info: https://aka.ms/cosmosdb-tsg-mac-token")
+	}
+	return nil
+}
+
+// hasEscape reports whether s holds a percent sign followed by two hex
+// digits.
+func hasEscape(s string) bool {
+	for i := 0; i+2 < len(s); i++ {
+		if s[i] == '%' && isHex(s[i+1]) && isHex(s[i+2]) {
+			return true
+		}
+	}
+	return false
+}
+
+func isHex(b byte) bool {
+	return '0' <= b && b <= '9' || 'a' <= b && b <= 'f' || 'A' <= b && b <= 'F'
 }
 
 // valueText writes v for an error message: strings as they are, others as

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -94,7 +96,7 @@ func (s *Server) now() time.Time { return s.cfg.Now() }
 func (s *Server) routes() http.Handler {
 	r := gin.New()
 	r.UseRawPath = true
-	r.UnescapePathValues = true
+	r.UnescapePathValues = false // gin would read '+' as a space: see param
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
 	r.HandleMethodNotAllowed = true
@@ -127,7 +129,29 @@ func (s *Server) routes() http.Handler {
 	a.GET("/offers", s.listOffers)
 	a.GET("/offers/:offer", s.getOffer)
 	a.PUT("/offers/:offer", s.replaceOffer)
-	return r
+	return trimSlash(r)
+}
+
+// trimSlash drops a trailing slash from request paths: the SDKs address
+// offers by their _self link, "offers/xyz/".
+func trimSlash(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
+			r.URL.Path = strings.TrimSuffix(p, "/")
+			r.URL.RawPath = strings.TrimSuffix(r.URL.RawPath, "/")
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// param returns the path parameter name, unescaped as a path ('+' stays
+// '+').
+func param(c *gin.Context, name string) string {
+	v := c.Param(name)
+	if u, err := url.PathUnescape(v); err == nil {
+		return u
+	}
+	return v
 }
 
 // Response headers the SDKs read.
