@@ -209,3 +209,6 @@ func statusOf(err error) int {
 	}
 	return re.StatusCode
 }
+
+// pkOf is a string partition key.
+func pkOf(s string) azcosmos.PartitionKey { return azcosmos.NewPartitionKeyString(s) }

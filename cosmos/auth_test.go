@@ -1,0 +1,85 @@
+package cosmos_test
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+	"github.com/lapse-emulator/lapse/cosmos"
+)
+
+func TestWrongOrMissingCredentialsAre401(t *testing.T) {
+	f := MustServer(t)
+	f.MustDatabase("db")
+	other := "dGhpcyBpcyBub3QgdGhlIGtleSB0aGlzIGlzIG5vdCB0aGUga2V5IHRoaXMgaXMgbm90IHRoZSBrZXk="
+	_, err := f.newClient(other).CreateDatabase(context.Background(), azcosmos.DatabaseProperties{ID: "x"}, nil)
+	// azcosmos reads the account first, and wraps its error without its
+	// type: the status is in the text.
+	if err == nil || !strings.Contains(err.Error(), "RESPONSE 401") || !strings.Contains(err.Error(), "The input authorization token can't serve the request") {
+		t.Fatalf("another key: %v", err)
+	}
+	for name, r := range map[string]restResponse{
+		"NoAuthorization": f.doWith("", time.Now(), "GET", "/dbs", "dbs", "", nil, nil),
+		"WrongLink":       f.do("GET", "/dbs/db", "dbs", "dbs/other", nil, nil),
+		"StaleDate":       f.doWith(cosmos.EmulatorKey, time.Now().Add(-20*time.Minute), "GET", "/dbs", "dbs", "", nil, nil),
+		"FutureDate":      f.doWith(cosmos.EmulatorKey, time.Now().Add(20*time.Minute), "GET", "/dbs", "dbs", "", nil, nil),
+		"ReadAnItem":      f.doWith(other, time.Now(), "GET", "/dbs/db", "dbs", "dbs/db", nil, nil),
+	} {
+		if r.status != http.StatusUnauthorized || !strings.Contains(string(r.body), `"code":"Unauthorized"`) {
+			t.Errorf("%s: %d %s", name, r.status, r.body)
+		}
+	}
+	// The database is still there, and the right key reads it.
+	if r := f.do("GET", "/dbs/db", "dbs", "dbs/db", nil, nil); r.status != http.StatusOK {
+		t.Fatalf("right key: %d %s", r.status, r.body)
+	}
+}
+
+func TestTLSWithTheServedCertificate(t *testing.T) {
+	f := MustServer(t)
+	// The certificate is served without credentials, as the official
+	// emulator serves it.
+	r := f.doWith("", time.Now(), "GET", "/_explorer/emulator.pem", "", "", nil, nil)
+	if r.status != http.StatusOK || string(r.body) != string(f.certPEM) {
+		t.Fatalf("emulator.pem: %d %s", r.status, r.body)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(r.body) {
+		t.Fatal("the served certificate does not parse")
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	defer tr.CloseIdleConnections()
+	cred, _ := azcosmos.NewKeyCredential(cosmos.EmulatorKey)
+	endpoint := "https://" + f.s.Addr().String() + "/"
+	c, err := azcosmos.NewClientWithKey(endpoint, cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateDatabase(context.Background(), azcosmos.DatabaseProperties{ID: "over-tls"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The account's location points back at the address and scheme used.
+	req, _ := http.NewRequest("GET", endpoint, nil)
+	d := time.Now().UTC().Format(http.TimeFormat)
+	req.Header.Set("x-ms-date", d)
+	req.Header.Set("Authorization", sign(cosmos.EmulatorKey, "GET", "", "", d))
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"databaseAccountEndpoint":"`+endpoint+`"`) {
+		t.Fatalf("account over TLS: %s", b)
+	}
+}
