@@ -10,10 +10,11 @@ import (
 // Objects keep their property order. A property whose value is Undefined is
 // left out, and so is an Undefined array element (the service's arrays and
 // objects never hold undefined: the element after it takes its place);
-// Undefined at the top level appends nothing. Integral numbers below 1e21 in
-// magnitude print as integers (3, -17, 1234567890123; -0 prints as 0), others
-// in the shortest form that reads back the same, with an exponent below 1e-6
-// or from 1e21 (as JavaScript and encoding/json do). NaN and infinities, which
+// Undefined at the top level appends nothing. Numbers print as JavaScript
+// prints them, which is what the service does: the shortest digits that read
+// back the same, integral numbers below 1e21 without exponent or fraction
+// (3, -17, 1234567890123, 2^60 as 1152921504606847000; -0 as 0), others
+// with an exponent below 1e-6 or from 1e21 (1e-7, 1e+21). NaN and infinities, which
 // JSON cannot carry, print as null. Strings are escaped like encoding/json
 // without its HTML escaping.
 func AppendJSON(dst []byte, v any) []byte {
@@ -68,15 +69,16 @@ func appendNumber(dst []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return append(dst, "null"...)
 	}
+	abs := math.Abs(f)
 	if f == math.Trunc(f) {
-		if math.Abs(f) < 1<<63 {
+		if abs < 1<<53 {
 			return strconv.AppendInt(dst, int64(f), 10)
 		}
-		if math.Abs(f) < 1e21 {
+		if abs < 1e21 {
+			// The shortest digits, then zeros: 2^60 is 1152921504606847000.
 			return strconv.AppendFloat(dst, f, 'f', -1, 64)
 		}
 	}
-	abs := math.Abs(f)
 	if abs < 1e-6 || abs >= 1e21 {
 		n := len(dst)
 		dst = strconv.AppendFloat(dst, f, 'e', -1, 64)

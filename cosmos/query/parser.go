@@ -1,5 +1,7 @@
 package query
 
+import "math"
+
 // parser is a recursive-descent parser over the tokens of one query text.
 type parser struct {
 	src    string
@@ -262,6 +264,9 @@ func (p *parser) count() (*countSpec, error) {
 	case tokNumber:
 		p.advance()
 		c := &countSpec{n: t.num, span: span{t.start, t.end}}
+		if t.num != math.Trunc(t.num) || math.IsInf(t.num, 0) {
+			return nil, countError(c, t.num)
+		}
 		p.counts = append(p.counts, c)
 		return c, nil
 	case tokParam:

@@ -303,10 +303,9 @@ func (p *parser) identPrimary(t token) (expr, error) {
 	case kwExists, kwArray:
 		p.advance()
 		if !p.isOp("(") || p.peekAt(1).kind != tokIdent || p.peekAt(1).kw != kwSelect {
-			if t.kw == kwArray && p.isOp("(") {
-				// ARRAY(expr) without a subquery is not the ARRAY expression.
-				p.advance()
-			}
+			// EXISTS and ARRAY take a subquery: the error is at what
+			// stands in its place.
+			p.acceptOp("(")
 			return nil, p.unexpected()
 		}
 		p.advance()

@@ -54,11 +54,17 @@ func (q *Query) Run(src func(yield func(doc any) bool), params Params, opts Opti
 	}
 	for _, c := range q.counts {
 		if _, ok := rs.count(c); !ok {
-			return errAt(codeSemantic, c.span, "The count value of TOP, OFFSET or LIMIT must be a non-negative integer; got %s.", string(AppendJSON(nil, rs.params[c.param.idx])))
+			return countError(c, rs.params[c.param.idx])
 		}
 	}
 	rs.exec(q, nil, src, emit)
 	return nil
+}
+
+// countError is the error for a TOP, OFFSET or LIMIT value v that is not a
+// non-negative integer.
+func countError(c *countSpec, v any) *Error {
+	return errAt(codeSemantic, c.span, "The count value of TOP, OFFSET or LIMIT must be a non-negative integer; got %s.", AppendJSON(nil, v))
 }
 
 // paramSpan finds where parameter name first appears in the query text.
