@@ -16,6 +16,7 @@ func ptr[T any](v T) *T { return &v }
 // The CO rules of SEMANTICS.md, each through azcosmos against the server on
 // a frozen clock that the test advances.
 
+// rule: CO-1
 func TestTTLCountsFromLastWrite_CO1(t *testing.T) {
 	f := MustServer(t)
 	c := f.MustContainer(f.MustDatabase("db"), "c", "/pk", ptr[int32](10))
@@ -45,6 +46,7 @@ func TestTTLCountsFromLastWrite_CO1(t *testing.T) {
 	}
 }
 
+// rule: CO-2
 func TestNoDefaultTTLNothingExpires_CO2(t *testing.T) {
 	f := MustServer(t)
 	c := f.MustContainer(f.MustDatabase("db"), "c", "/pk", nil)
@@ -55,6 +57,7 @@ func TestNoDefaultTTLNothingExpires_CO2(t *testing.T) {
 	}
 }
 
+// rule: CO-3
 func TestDefaultTTLMinusOneOnlyItemTTLExpires_CO3(t *testing.T) {
 	f := MustServer(t)
 	c := f.MustContainer(f.MustDatabase("db"), "c", "/pk", ptr[int32](-1))
@@ -74,6 +77,7 @@ func TestDefaultTTLMinusOneOnlyItemTTLExpires_CO3(t *testing.T) {
 	}
 }
 
+// rule: CO-4
 func TestDefaultTTLAndItemOverrides_CO4(t *testing.T) {
 	f := MustServer(t)
 	c := f.MustContainer(f.MustDatabase("db"), "c", "/pk", ptr[int32](60))
@@ -98,6 +102,7 @@ func TestDefaultTTLAndItemOverrides_CO4(t *testing.T) {
 	}
 }
 
+// rule: CO-5
 func TestInvalidTTLIs400_CO5(t *testing.T) {
 	f := MustServer(t)
 	db := f.MustDatabase("db")
@@ -129,6 +134,7 @@ func TestInvalidTTLIs400_CO5(t *testing.T) {
 	}
 }
 
+// rule: CO-6
 func TestExpiredItemGoneEverywhereAtOnce_CO6(t *testing.T) {
 	f := MustServer(t)
 	c := f.MustContainer(f.MustDatabase("db"), "c", "/pk", ptr[int32](30))
@@ -156,6 +162,7 @@ func TestExpiredItemGoneEverywhereAtOnce_CO6(t *testing.T) {
 	f.MustCreate(c, "p", map[string]any{"id": "a", "pk": "p"})
 }
 
+// rule: CO-7
 func TestDefaultTTLChangeAppliesToStoredItems_CO7(t *testing.T) {
 	f := MustServer(t)
 	db := f.MustDatabase("db")

@@ -60,6 +60,7 @@ func (f *fixture) changes(pk, etag string) ([]string, string, int) {
 	return feedIDs(f.tb, r.body), r.header.Get("etag"), r.status
 }
 
+// rule: CO-6
 func TestChangeFeed_CO6(t *testing.T) {
 	f := MustServer(t)
 	c := f.MustContainer(f.MustDatabase("db"), "c", "/pk", ptr[int32](-1))
