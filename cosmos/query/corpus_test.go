@@ -43,12 +43,9 @@ type corpusCase struct {
 }
 
 // readCases parses a case file.
-func readCases(t *testing.T, path string) []*corpusCase {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+func readCases(tb testing.TB, path string) []*corpusCase {
+	tb.Helper()
+	data := []byte(readFile(tb, path))
 	var cases []*corpusCase
 	var c *corpusCase
 	section := ""
@@ -97,6 +94,16 @@ func readCases(t *testing.T, path string) []*corpusCase {
 	}
 	flush()
 	return cases
+}
+
+// readFile returns a file's contents.
+func readFile(tb testing.TB, path string) string {
+	tb.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(data)
 }
 
 // writeCases writes cases back in the case file format.

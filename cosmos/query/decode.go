@@ -17,7 +17,9 @@ const maxDepth = 1000
 // value; anything else after it is an error. Invalid UTF-8 in strings becomes
 // U+FFFD, as with encoding/json.
 func Decode(b []byte) (any, error) {
-	d := decoder{b: b}
+	// Unescaped strings are cut out of one copy of the text, which saves an
+	// allocation per string; they keep the copy alive as long as they live.
+	d := decoder{b: b, s: string(b)}
 	d.skipSpace()
 	v, err := d.value(0)
 	if err != nil {
@@ -33,13 +35,28 @@ func Decode(b []byte) (any, error) {
 // decoder is a cursor over one JSON text.
 type decoder struct {
 	b []byte
+	s string // the text as a string, for unescaped strings
 	i int
+
+	// Scratch stacks of the containers being decoded: an object's or
+	// array's members go here first, then into a slice of exact size.
+	keys []string
+	vals []any
 }
 
 // errorf returns a syntax error at the cursor.
 func (d *decoder) errorf(format string, args ...any) error {
 	return fmt.Errorf("json: offset %d: %s", d.i, fmt.Sprintf(format, args...))
 }
+
+// smallInts holds the small non-negative integers already boxed, so that
+// decoding them does not allocate. It is never written after initialization.
+var smallInts = func() (t [256]any) {
+	for i := range t {
+		t[i] = float64(i)
+	}
+	return t
+}()
 
 // errEnd is the error for a text that ends too early.
 var errEnd = errors.New("json: unexpected end of input")
@@ -103,12 +120,12 @@ func (d *decoder) literal(word string) error {
 // object parses an object; the cursor is at '{'.
 func (d *decoder) object(depth int) (any, error) {
 	d.i++
-	o := &Object{}
 	d.skipSpace()
 	if d.i < len(d.b) && d.b[d.i] == '}' {
 		d.i++
-		return o, nil
+		return &Object{}, nil
 	}
+	kbase, vbase := len(d.keys), len(d.vals)
 	for {
 		if d.i >= len(d.b) {
 			return nil, errEnd
@@ -133,7 +150,12 @@ func (d *decoder) object(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		o.Set(k, v)
+		if dup := d.findKey(kbase, k); dup >= 0 {
+			d.vals[vbase+dup-kbase] = v
+		} else {
+			d.keys = append(d.keys, k)
+			d.vals = append(d.vals, v)
+		}
 		d.skipSpace()
 		if d.i >= len(d.b) {
 			return nil, errEnd
@@ -144,6 +166,11 @@ func (d *decoder) object(depth int) (any, error) {
 			d.skipSpace()
 		case '}':
 			d.i++
+			o := &Object{Keys: make([]string, len(d.keys)-kbase), Vals: make([]any, len(d.vals)-vbase)}
+			copy(o.Keys, d.keys[kbase:])
+			copy(o.Vals, d.vals[vbase:])
+			clear(d.vals[vbase:])
+			d.keys, d.vals = d.keys[:kbase], d.vals[:vbase]
 			return o, nil
 		default:
 			return nil, d.errorf("invalid character %q after object value", d.b[d.i])
@@ -151,21 +178,32 @@ func (d *decoder) object(depth int) (any, error) {
 	}
 }
 
+// findKey returns the index in the scratch stack of key k of the object
+// whose members start at base, or -1.
+func (d *decoder) findKey(base int, k string) int {
+	for i := base; i < len(d.keys); i++ {
+		if d.keys[i] == k {
+			return i
+		}
+	}
+	return -1
+}
+
 // array parses an array; the cursor is at '['.
 func (d *decoder) array(depth int) (any, error) {
 	d.i++
-	a := []any{}
 	d.skipSpace()
 	if d.i < len(d.b) && d.b[d.i] == ']' {
 		d.i++
-		return a, nil
+		return []any{}, nil
 	}
+	base := len(d.vals)
 	for {
 		v, err := d.value(depth)
 		if err != nil {
 			return nil, err
 		}
-		a = append(a, v)
+		d.vals = append(d.vals, v)
 		d.skipSpace()
 		if d.i >= len(d.b) {
 			return nil, errEnd
@@ -176,6 +214,10 @@ func (d *decoder) array(depth int) (any, error) {
 			d.skipSpace()
 		case ']':
 			d.i++
+			a := make([]any, len(d.vals)-base)
+			copy(a, d.vals[base:])
+			clear(d.vals[base:])
+			d.vals = d.vals[:base]
 			return a, nil
 		default:
 			return nil, d.errorf("invalid character %q after array element", d.b[d.i])
@@ -233,6 +275,9 @@ func (d *decoder) number() (any, error) {
 	}
 	// Integers of up to 15 digits are exact in a float64.
 	if simple && digits <= 15 {
+		if !neg && mant < uint64(len(smallInts)) {
+			return smallInts[mant], nil
+		}
 		f := float64(mant)
 		if neg {
 			f = -f
@@ -270,7 +315,7 @@ func (d *decoder) str() (string, error) {
 			if !ascii && !utf8.Valid(s) {
 				return string(fixUTF8(nil, s)), nil
 			}
-			return string(s), nil
+			return d.s[start : d.i-1], nil
 		case c == '\\':
 			return d.strSlow(start)
 		case c < 0x20:
