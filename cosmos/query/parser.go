@@ -10,6 +10,7 @@ type parser struct {
 	params map[string]int // parameter name -> idx, shared by subqueries
 	names  []string       // parameter names by idx
 	counts []*countSpec   // every TOP, OFFSET and LIMIT of the query tree
+	depth  int            // nesting of expressions being parsed
 }
 
 // Parse parses a query text into a Query. Errors are *Error with the

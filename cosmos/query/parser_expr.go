@@ -19,8 +19,18 @@ var binaryLevels = [][]string{
 	{"*", "/", "%"},
 }
 
+// maxNesting bounds how deeply expressions and subqueries may nest, so that
+// a hostile query cannot exhaust the stack.
+const maxNesting = 256
+
 // expr parses a scalar expression: the conditional c ? a : b is loosest.
 func (p *parser) expr() (expr, error) {
+	p.depth++
+	defer func() { p.depth-- }()
+	if p.depth > maxNesting {
+		t := p.peek()
+		return nil, errAt(codeSyntax, span{t.start, t.end}, "The query is nested too deeply: more than %d levels.", maxNesting)
+	}
 	c, err := p.coalesce()
 	if err != nil {
 		return nil, err
@@ -194,6 +204,11 @@ func (p *parser) unary() (expr, error) {
 	switch {
 	case t.kind == tokOp && (t.str == "-" || t.str == "+" || t.str == "~"):
 		p.advance()
+		p.depth++
+		defer func() { p.depth-- }()
+		if p.depth > maxNesting {
+			return nil, errAt(codeSyntax, span{t.start, t.end}, "The query is nested too deeply: more than %d levels.", maxNesting)
+		}
 		// A sign directly before a number is part of the literal.
 		if n := p.peek(); n.kind == tokNumber && t.str != "~" && n.start == t.end {
 			p.advance()
@@ -210,6 +225,11 @@ func (p *parser) unary() (expr, error) {
 		return &unaryExpr{op: t.str, x: x}, nil
 	case t.kind == tokIdent && t.kw == kwNot:
 		p.advance()
+		p.depth++
+		defer func() { p.depth-- }()
+		if p.depth > maxNesting {
+			return nil, errAt(codeSyntax, span{t.start, t.end}, "The query is nested too deeply: more than %d levels.", maxNesting)
+		}
 		x, err := p.unary()
 		if err != nil {
 			return nil, err
