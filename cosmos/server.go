@@ -48,10 +48,9 @@ type Config struct {
 // Server is the Cosmos DB REST server.
 type Server struct {
 	*httpserver.Server
-	cfg     Config
-	log     *slog.Logger
-	key     []byte
-	handler http.Handler
+	cfg Config
+	log *slog.Logger
+	key []byte
 	// writes serializes read-check-write sequences (conditional writes,
 	// replace, patch, batches) per key stripe.
 	writes [64]sync.Mutex
@@ -77,16 +76,12 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: log, key: key}
 	s.etags.init()
-	s.handler = s.routes()
-	s.Server = httpserver.New("Cosmos DB API", cfg.Addr, s.handler, log)
+	s.Server = httpserver.New("Cosmos DB API", cfg.Addr, s.routes(), log)
 	if cfg.Certificate != nil {
 		s.ServeTLS(&tls.Config{Certificates: []tls.Certificate{*cfg.Certificate}})
 	}
 	return s, nil
 }
-
-// Handler returns the API as an http.Handler, for tests.
-func (s *Server) Handler() http.Handler { return s.handler }
 
 // now reads lapse's clock.
 func (s *Server) now() time.Time { return s.cfg.Now() }
