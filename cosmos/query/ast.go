@@ -22,6 +22,7 @@ type identExpr struct {
 type aliasRef struct {
 	name        string
 	depth, slot int
+	span
 }
 
 // rootRef is the document the top-level query is looking at; the first FROM

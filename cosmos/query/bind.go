@@ -109,6 +109,11 @@ func bindQuery(q *Query, outer *scope, containerScoped bool) error {
 		}
 	}
 	q.aggregate = len(q.aggs) > 0 || len(q.groupBy) > 0
+	if q.aggregate {
+		if err := checkGrouped(q); err != nil {
+			return err
+		}
+	}
 	if len(q.groupBy) > 0 && len(q.orderBy) > 0 {
 		return errAt(codeSemantic, span{0, len(q.text)}, "ORDER BY is not supported in presence of GROUP BY.")
 	}
@@ -146,7 +151,7 @@ func bindCollection(x expr, sc *scope, containerScoped bool) (expr, error) {
 		if !ok {
 			return nil, errAt(codeUnresolved, v.span, "Identifier '%s' could not be resolved.", v.name)
 		}
-		return &aliasRef{name: v.name, depth: d, slot: slot}, nil
+		return &aliasRef{name: v.name, depth: d, slot: slot, span: v.span}, nil
 	case *propExpr:
 		inner, err := bindCollection(v.x, sc, containerScoped)
 		if err != nil {
@@ -175,7 +180,7 @@ func (b *binder) bind(x expr, sc *scope) (expr, error) {
 		if !ok {
 			return nil, errAt(codeUnresolved, v.span, "Identifier '%s' could not be resolved.", v.name)
 		}
-		return &aliasRef{name: v.name, depth: d, slot: slot}, nil
+		return &aliasRef{name: v.name, depth: d, slot: slot, span: v.span}, nil
 	case *propExpr:
 		v.x, err = b.bind(v.x, sc)
 	case *indexExpr:
