@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // accumulator folds the values of one aggregate over a group.
@@ -90,6 +89,7 @@ type grouper struct {
 	index  map[string]*group
 	groups []*group
 	key    []byte
+	keys   []any // scratch for the current row's group key values
 }
 
 // newGrouper returns the aggregating stage. Without GROUP BY there is one
@@ -123,15 +123,16 @@ func (g *grouper) row(e *env) bool {
 			gr.vals, gr.doc = slices.Clone(e.vals), e.doc
 		}
 	} else {
-		keys := make([]any, len(g.q.groupBy))
+		g.keys = g.keys[:0]
 		g.key = g.key[:0]
-		for i, x := range g.q.groupBy {
-			keys[i] = x.eval(e)
-			g.key = appendKey(g.key, keys[i])
+		for _, x := range g.q.groupBy {
+			v := x.eval(e)
+			g.keys = append(g.keys, v)
+			g.key = appendKey(g.key, v)
 		}
 		gr = g.index[string(g.key)]
 		if gr == nil {
-			gr = g.newGroup(keys, e)
+			gr = g.newGroup(slices.Clone(g.keys), e)
 			g.index[string(g.key)] = gr
 			g.groups = append(g.groups, gr)
 		}
@@ -203,6 +204,3 @@ func appendKey(dst []byte, v any) []byte {
 	}
 	return append(dst, 'u')
 }
-
-// keyString is appendKey as a string, for tests.
-func keyString(v any) string { return strings.Clone(string(appendKey(nil, v))) }

@@ -169,11 +169,11 @@ func (l *lexer) next() token {
 		return l.str(c)
 	case c == '@':
 		l.pos++
+		if l.pos >= len(l.src) || !isIdentStart(l.src[l.pos]) {
+			return token{kind: tokInvalid, start: start, end: l.pos, str: "@"}
+		}
 		for l.pos < len(l.src) && isIdentPart(l.src[l.pos]) {
 			l.pos++
-		}
-		if l.pos == start+1 {
-			return token{kind: tokInvalid, start: start, end: l.pos, str: "@"}
 		}
 		return token{kind: tokParam, start: start, end: l.pos, str: l.src[start:l.pos]}
 	}
@@ -258,6 +258,10 @@ func (l *lexer) str(q byte) token {
 		if c == q {
 			l.pos++
 			return token{kind: tokString, start: start, end: l.pos, str: b.String(), badString: bad}
+		}
+		if c < 0x20 {
+			// Control characters must be escaped, as in JSON.
+			bad = true
 		}
 		if c != '\\' {
 			b.WriteByte(c)
