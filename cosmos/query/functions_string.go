@@ -169,7 +169,7 @@ func strCount(f func(rs []rune, n int) (string, bool)) *function {
 	return fn(2, 2, func(_ *env, a []any) any {
 		s, ok1 := argStr(a, 0)
 		n, ok2 := argNum(a, 1)
-		if !ok1 || !ok2 || n < 0 || math.IsNaN(n) {
+		if !ok1 || !ok2 || n < 0 || math.IsNaN(n) || math.IsInf(n, 0) {
 			return Undefined
 		}
 		n = math.Min(math.Trunc(n), 1e9)
