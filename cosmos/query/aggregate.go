@@ -146,7 +146,7 @@ func (g *grouper) row(e *env) bool {
 // finish projects the groups. With one GROUP BY expression the groups come
 // out in the order of their key (undefined first), as the service returns
 // them; with several, in the order their first rows were read.
-func (g *grouper) finish(e *env) bool {
+func (g *grouper) finish(e *env) {
 	if len(g.q.groupBy) == 1 {
 		slices.SortStableFunc(g.groups, func(a, b *group) int { return Compare(a.keys[0], b.keys[0]) })
 	}
@@ -162,10 +162,9 @@ func (g *grouper) finish(e *env) bool {
 			ge.aggVals[i] = gr.accs[i].result()
 		}
 		if !g.out.put(project(g.q, ge)) {
-			return false
+			return
 		}
 	}
-	return true
 }
 
 // appendKey appends an encoding of v that is the same for values Equal

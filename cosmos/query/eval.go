@@ -1,9 +1,6 @@
 package query
 
-import (
-	"math"
-	"strings"
-)
+import "math"
 
 // env is what an expression is evaluated against: the values bound to the
 // query's aliases, the document being read (top level), the enclosing
@@ -336,6 +333,3 @@ func truthy(v any) bool {
 	b, ok := v.(bool)
 	return ok && b
 }
-
-// upperASCII upper-cases a function name.
-func upperASCII(s string) string { return strings.ToUpper(s) }

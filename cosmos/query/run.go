@@ -105,8 +105,8 @@ func (rs *runState) execSub(q *Query, e *env, emit func(any) bool) {
 }
 
 // exec runs q with the enclosing environment outer over docs and emits its
-// rows until emit returns false. It reports whether emit never asked to stop.
-func (rs *runState) exec(q *Query, outer *env, docs func(yield func(any) bool), emit func(any) bool) bool {
+// rows until emit returns false.
+func (rs *runState) exec(q *Query, outer *env, docs func(yield func(any) bool), emit func(any) bool) {
 	e := &env{vals: make([]any, q.nslots), outer: outer, rs: rs}
 	for i := range e.vals {
 		e.vals[i] = Undefined
@@ -142,7 +142,7 @@ func (rs *runState) exec(q *Query, outer *env, docs func(yield func(any) bool), 
 			return rs.bindFrom(q, 0, e, onRow)
 		})
 	}
-	return stage.finish(e)
+	stage.finish(e)
 }
 
 // bindFrom binds FROM source i and the ones after it for each of its values,

@@ -8,9 +8,8 @@ import (
 type rowSink interface {
 	// row takes the current binding and reports whether to read on.
 	row(e *env) bool
-	// finish is called after the last row; it reports whether the
-	// consumer never asked to stop.
-	finish(e *env) bool
+	// finish is called after the last row.
+	finish(e *env)
 }
 
 // final applies DISTINCT, OFFSET, LIMIT and TOP to projected rows, in
@@ -88,7 +87,7 @@ type streamer struct {
 
 func (s *streamer) row(e *env) bool { return s.out.put(project(s.q, e)) }
 
-func (s *streamer) finish(*env) bool { return !s.out.stopped }
+func (s *streamer) finish(*env) {}
 
 // sortedRow is a projected row with its ORDER BY keys and arrival number.
 type sortedRow struct {
@@ -117,7 +116,7 @@ func (s *sorter) row(e *env) bool {
 	return true
 }
 
-func (s *sorter) finish(*env) bool {
+func (s *sorter) finish(*env) {
 	order := s.q.orderBy
 	slices.SortStableFunc(s.rows, func(a, b sortedRow) int {
 		for i, o := range order {
@@ -133,8 +132,7 @@ func (s *sorter) finish(*env) bool {
 	})
 	for _, r := range s.rows {
 		if !s.out.put(r.v) {
-			return false
+			return
 		}
 	}
-	return true
 }
