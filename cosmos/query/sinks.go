@@ -89,7 +89,7 @@ func (s *streamer) row(e *env) bool { return s.out.put(project(s.q, e)) }
 
 func (s *streamer) finish(*env) {}
 
-// sortedRow is a projected row with its ORDER BY keys and arrival number.
+// sortedRow is a projected row with its ORDER BY keys.
 type sortedRow struct {
 	keys []any
 	v    any
