@@ -1,0 +1,545 @@
+// scenarios.mjs drives lapse's Cosmos DB front-end with the official
+// @azure/cosmos SDK, unmodified: the endpoint and the emulator's key as they
+// are, the default connection policy. cosmos/js_test.go runs it once per
+// scenario against a fresh server and checks what it prints.
+//
+//   node scenarios.mjs SCENARIO... [--endpoint URL] [--key KEY] [--control URL]
+//
+// The endpoint (plain http://host:port/) comes from --endpoint or
+// COSMOS_ENDPOINT, the key from --key or COSMOS_KEY, and the control URL
+// (the Go test's HTTP server whose POST /advance?by=60s moves the server's
+// frozen clock) from --control or LAPSE_CONTROL_URL. Each scenario prints
+// one JSON line, {"scenario": NAME, ...what it saw}; the first failure ends
+// the run with its error on stderr and exit status 1.
+//
+// Every scenario starts on an empty account and makes what it needs.
+
+import { createHash } from "node:crypto";
+import https from "node:https";
+import {
+  BulkOperationType,
+  ChangeFeedStartFrom,
+  CosmosClient,
+  PartitionKeyDefinitionVersion,
+  PartitionKeyKind,
+} from "@azure/cosmos";
+
+function args(argv) {
+  const out = {
+    names: [],
+    endpoint: process.env.COSMOS_ENDPOINT,
+    key: process.env.COSMOS_KEY,
+    control: process.env.LAPSE_CONTROL_URL,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--endpoint") out.endpoint = argv[++i];
+    else if (argv[i] === "--key") out.key = argv[++i];
+    else if (argv[i] === "--control") out.control = argv[++i];
+    else out.names.push(argv[i]);
+  }
+  return out;
+}
+
+function check(cond, what) {
+  if (!cond) throw new Error(`check failed: ${what}`);
+}
+
+async function advance(control, by) {
+  if (!control) throw new Error("no control URL (--control or LAPSE_CONTROL_URL)");
+  const res = await fetch(`${control}/advance?by=${encodeURIComponent(by)}`, { method: "POST" });
+  if (!res.ok) throw new Error(`advance ${by}: HTTP ${res.status} ${await res.text()}`);
+}
+
+// failure runs f and returns the HTTP status of the error it throws, or 0
+// when it throws none.
+async function failure(f) {
+  try {
+    await f();
+  } catch (err) {
+    if (typeof err?.code !== "number") throw err;
+    return err.code;
+  }
+  return 0;
+}
+
+const ids = (rows) => rows.map((r) => r.id);
+const sorted = (xs) => [...xs].sort();
+
+// pkContainer creates database db and container c in it with partition key
+// /pk and the properties given, and returns the container.
+async function pkContainer(client, props = {}) {
+  const { database } = await client.databases.create({ id: "db" });
+  const { container } = await database.containers.create({ id: "c", partitionKey: { paths: ["/pk"] }, ...props });
+  return container;
+}
+
+// pages runs a query iterator to the end with fetchNext and returns the
+// rows of each page.
+async function pages(it) {
+  const out = [];
+  while (it.hasMoreResults()) {
+    const { resources } = await it.fetchNext();
+    // The SDK may end on an empty page (the service's last continuation).
+    if (resources.length > 0 || out.length === 0) out.push(resources);
+  }
+  return out;
+}
+
+// seed writes the 12 items the Go test's expectations assume: ids i00..i11
+// with i 0..11, pk "p0".."p2" (i mod 3) and parity "even" or "odd".
+async function seed(container) {
+  for (let i = 0; i < 12; i++) {
+    await container.items.create({
+      id: `i${String(i).padStart(2, "0")}`, pk: `p${i % 3}`, i, parity: i % 2 ? "odd" : "even",
+    });
+  }
+}
+
+const scenarios = {
+  // Databases and containers: create, read, list, query, replace, delete,
+  // with a partition key, a hierarchical (MultiHash) key and defaultTtl.
+  async "databases-containers"(client) {
+    const out = {};
+    await client.databases.create({ id: "d1" });
+    await client.databases.create({ id: "d2" });
+    out.createDuplicate = await failure(() => client.databases.create({ id: "d1" }));
+    const { resource: d1, statusCode: readStatus } = await client.database("d1").read();
+    out.readDatabase = { id: d1.id, status: readStatus, hasRid: !!d1._rid, hasEtag: !!d1._etag, hasSelf: !!d1._self };
+    out.listDatabases = sorted(ids((await client.databases.readAll().fetchAll()).resources));
+    out.queryDatabases = ids((await client.databases.query({
+      query: "SELECT * FROM r WHERE r.id = @id", parameters: [{ name: "@id", value: "d2" }],
+    }).fetchAll()).resources);
+    const { statusCode: ifNotExists } = await client.databases.createIfNotExists({ id: "d1" });
+    out.createIfNotExistsStatus = ifNotExists;
+
+    const db = client.database("d1");
+    await db.containers.create({ id: "plain", partitionKey: { paths: ["/pk"] }, defaultTtl: 3600 });
+    await db.containers.create({
+      id: "hier",
+      partitionKey: { paths: ["/tenant", "/user"], kind: PartitionKeyKind.MultiHash, version: PartitionKeyDefinitionVersion.V2 },
+    });
+    await db.containers.create({ id: "ttl", partitionKey: "/pk", defaultTtl: -1 });
+    out.createContainerDuplicate = await failure(() => db.containers.create({ id: "plain", partitionKey: { paths: ["/pk"] } }));
+    const view = async (id) => {
+      const { resource: c } = await db.container(id).read();
+      return { id: c.id, paths: c.partitionKey.paths, kind: c.partitionKey.kind, version: c.partitionKey.version ?? null, defaultTtl: c.defaultTtl ?? null };
+    };
+    out.containers = [await view("plain"), await view("hier"), await view("ttl")];
+    out.listContainers = sorted(ids((await db.containers.readAll().fetchAll()).resources));
+    out.queryContainers = ids((await db.containers.query("SELECT * FROM c WHERE c.defaultTtl = -1").fetchAll()).resources);
+
+    // A container replace changes defaultTtl.
+    const { resource: plain } = await db.container("plain").read();
+    await db.container("plain").replace({ ...plain, defaultTtl: 60 });
+    out.replacedDefaultTtl = (await view("plain")).defaultTtl;
+
+    await db.container("hier").delete();
+    out.readDeletedContainer = await failure(() => db.container("hier").read());
+    out.listAfterDelete = sorted(ids((await db.containers.readAll().fetchAll()).resources));
+    await client.database("d2").delete();
+    out.readDeletedDatabase = await failure(() => client.database("d2").read());
+    out.listDatabasesAfterDelete = ids((await client.databases.readAll().fetchAll()).resources);
+    await db.delete();
+    out.containerOfDeletedDatabase = await failure(() => db.container("plain").read());
+    return out;
+  },
+
+  // Items: create, read, replace, upsert and delete with ETags.
+  async items(client) {
+    const c = await pkContainer(client);
+    const out = {};
+    const created = await c.items.create({ id: "a", pk: "p", v: 1 });
+    out.create = { status: created.statusCode, v: created.resource.v, etagMatches: created.etag === created.resource._etag, hasTs: typeof created.resource._ts === "number" };
+    out.createDuplicate = await failure(() => c.items.create({ id: "a", pk: "p" }));
+    const read = await c.item("a", "p").read();
+    out.read = { status: read.statusCode, v: read.resource.v, sameEtag: read.etag === created.etag };
+    out.readMissing = (await c.item("nope", "p").read()).statusCode;
+    out.readOtherPartition = (await c.item("a", "q").read()).statusCode;
+
+    const notModified = await c.item("a", "p").read({ accessCondition: { type: "IfNoneMatch", condition: created.etag } });
+    out.ifNoneMatchSame = { status: notModified.statusCode, resource: notModified.resource ?? null };
+
+    const replaced = await c.item("a", "p").replace({ id: "a", pk: "p", v: 2 }, { accessCondition: { type: "IfMatch", condition: created.etag } });
+    out.replaceIfMatch = { status: replaced.statusCode, v: replaced.resource.v, newEtag: replaced.etag !== created.etag };
+    out.replaceStale = await failure(() => c.item("a", "p").replace({ id: "a", pk: "p", v: 3 }, { accessCondition: { type: "IfMatch", condition: created.etag } }));
+    const changed = await c.item("a", "p").read({ accessCondition: { type: "IfNoneMatch", condition: created.etag } });
+    out.ifNoneMatchStale = { status: changed.statusCode, v: changed.resource?.v };
+    out.replaceMissing = await failure(() => c.item("nope", "p").replace({ id: "nope", pk: "p" }));
+
+    const upsertNew = await c.items.upsert({ id: "b", pk: "p", v: 1 });
+    const upsertOld = await c.items.upsert({ id: "b", pk: "p", v: 2 });
+    out.upsert = { newStatus: upsertNew.statusCode, existingStatus: upsertOld.statusCode, v: upsertOld.resource.v };
+    out.upsertStale = await failure(() => c.items.upsert({ id: "b", pk: "p", v: 3 }, { accessCondition: { type: "IfMatch", condition: upsertNew.etag } }));
+
+    out.deleteStale = await failure(() => c.item("a", "p").delete({ accessCondition: { type: "IfMatch", condition: created.etag } }));
+    const deleted = await c.item("a", "p").delete({ accessCondition: { type: "IfMatch", condition: replaced.etag } });
+    out.deleteStatus = deleted.statusCode;
+    out.readDeleted = (await c.item("a", "p").read()).statusCode;
+    out.deleteMissing = await failure(() => c.item("a", "p").delete());
+
+    // Ids with characters that need escaping in the path.
+    await c.items.create({ id: "with space+plus", pk: "p" });
+    out.oddID = (await c.item("with space+plus", "p").read()).resource?.id;
+
+    // Numbers, booleans, null and no value as partition keys.
+    await c.items.create({ id: "n", pk: 7 });
+    await c.items.create({ id: "t", pk: true });
+    await c.items.create({ id: "z", pk: null });
+    await c.items.create({ id: "u" });
+    out.keyTypes = [
+      // No partition key value: the SDK sends PartitionKey.None, [{}].
+      (await c.item("u").read()).statusCode,
+      (await c.item("n", 7).read()).statusCode,
+      (await c.item("t", true).read()).statusCode,
+      (await c.item("z", null).read()).statusCode,
+      (await c.item("n", "7").read()).statusCode,
+    ];
+
+    // A hierarchical key.
+    const { container: h } = await client.database("db").containers.create({
+      id: "h",
+      partitionKey: { paths: ["/tenant", "/user"], kind: PartitionKeyKind.MultiHash, version: PartitionKeyDefinitionVersion.V2 },
+    });
+    await h.items.create({ id: "x", tenant: "t1", user: "u1", v: 1 });
+    await h.items.create({ id: "x", tenant: "t1", user: "u2", v: 2 });
+    await h.items.create({ id: "y", tenant: "t2", user: "u1", v: 3 });
+    out.hier = {
+      read: (await h.item("x", ["t1", "u2"]).read()).resource?.v,
+      missing: (await h.item("y", ["t1", "u1"]).read()).statusCode,
+      tenantQuery: ids((await h.items.query("SELECT * FROM c ORDER BY c.v", { partitionKey: ["t1"] }).fetchAll()).resources).length,
+      replaced: (await h.item("y", ["t2", "u1"]).replace({ id: "y", tenant: "t2", user: "u1", v: 4 })).resource.v,
+      deleted: (await h.item("x", ["t1", "u1"]).delete()).statusCode,
+      left: (await h.items.query("SELECT VALUE c.v FROM c").fetchAll()).resources.sort(),
+    };
+    return out;
+  },
+
+  // Patch, with the operations in a PatchRequestBody ({condition?,
+  // operations}): every operation, and a conditional patch.
+  async patch(client) {
+    const c = await pkContainer(client);
+    const out = {};
+    const { etag } = await c.items.create({ id: "a", pk: "p", n: 1, tags: ["x"], nested: { keep: true, drop: 1 }, old: "o" });
+    const { resource: patched, statusCode } = await c.item("a", "p").patch({
+      operations: [
+        { op: "add", path: "/added", value: "new" },
+        { op: "add", path: "/tags/-", value: "y" },
+        { op: "replace", path: "/old", value: "replaced" },
+        { op: "set", path: "/nested/set", value: 5 },
+        { op: "incr", path: "/n", value: 2 },
+        { op: "remove", path: "/nested/drop" },
+        { op: "move", from: "/added", path: "/moved" },
+      ],
+    });
+    out.status = statusCode;
+    out.doc = { n: patched.n, tags: patched.tags, nested: patched.nested, old: patched.old, moved: patched.moved, added: patched.added ?? null };
+    out.conditionFalse = await failure(() => c.item("a", "p").patch({ condition: "from c where c.n = 1", operations: [{ op: "set", path: "/x", value: 1 }] }));
+    const ok = await c.item("a", "p").patch({ condition: "from c where c.n = 3", operations: [{ op: "set", path: "/x", value: 1 }] });
+    out.conditionTrue = { status: ok.statusCode, x: ok.resource.x };
+    out.ifMatchStale = await failure(() => c.item("a", "p").patch({ operations: [{ op: "set", path: "/y", value: 1 }] }, { accessCondition: { type: "IfMatch", condition: etag } }));
+    out.replaceMissingPath = await failure(() => c.item("a", "p").patch({ operations: [{ op: "replace", path: "/nope", value: 1 }] }));
+    out.missingItem = await failure(() => c.item("nope", "p").patch({ operations: [{ op: "set", path: "/y", value: 1 }] }));
+    out.final = (await c.item("a", "p").read()).resource.x;
+    return out;
+  },
+
+  // Patch with the operations as a bare array, item.patch([...]), the
+  // SDK's most documented form: the SDK sends the array itself as the body.
+  async "patch-array"(client) {
+    const c = await pkContainer(client);
+    await c.items.create({ id: "a", pk: "p", n: 1 });
+    const { resource, statusCode } = await c.item("a", "p").patch([
+      { op: "incr", path: "/n", value: 2 },
+      { op: "add", path: "/added", value: "new" },
+    ]);
+    // A batch's Patch operation takes the same PatchRequestBody.
+    const batch = await c.items.batch([
+      { operationType: BulkOperationType.Patch, id: "a", resourceBody: [{ op: "incr", path: "/n", value: 10 }] },
+    ], "p");
+    return {
+      status: statusCode, n: resource.n, added: resource.added,
+      batch: { code: batch.code, statuses: batch.result.map((r) => r.statusCode), n: batch.result[0].resourceBody?.n },
+    };
+  },
+
+  // Transactional batch: one that succeeds, one whose second operation
+  // fails (nothing of it is applied).
+  async batch(client) {
+    const c = await pkContainer(client);
+    await c.items.create({ id: "old", pk: "p", v: 1 });
+    await c.items.create({ id: "gone", pk: "p" });
+    const out = {};
+    const ok = await c.items.batch([
+      { operationType: BulkOperationType.Create, resourceBody: { id: "new", pk: "p", v: 1 } },
+      { operationType: BulkOperationType.Upsert, resourceBody: { id: "up", pk: "p", v: 2 } },
+      { operationType: BulkOperationType.Read, id: "old" },
+      { operationType: BulkOperationType.Replace, id: "old", resourceBody: { id: "old", pk: "p", v: 3 } },
+      { operationType: BulkOperationType.Patch, id: "new", resourceBody: { operations: [{ op: "incr", path: "/v", value: 10 }] } },
+      { operationType: BulkOperationType.Delete, id: "gone" },
+    ], "p");
+    out.ok = {
+      code: ok.code ?? null,
+      statuses: ok.result.map((r) => r.statusCode),
+      readV: ok.result[2].resourceBody?.v,
+      // Every operation but the delete answers with the item's new ETag.
+      etags: ok.result.slice(0, 5).every((r) => typeof r.eTag === "string" && r.eTag.length > 0),
+    };
+    const failed = await c.items.batch([
+      { operationType: BulkOperationType.Create, resourceBody: { id: "fresh", pk: "p" } },
+      { operationType: BulkOperationType.Create, resourceBody: { id: "old", pk: "p" } },
+      { operationType: BulkOperationType.Upsert, resourceBody: { id: "up", pk: "p", v: 99 } },
+    ], "p");
+    out.failed = { code: failed.code ?? null, statuses: failed.result.map((r) => r.statusCode) };
+    out.after = {
+      fresh: (await c.item("fresh", "p").read()).statusCode,
+      up: (await c.item("up", "p").read()).resource.v,
+      newV: (await c.item("new", "p").read()).resource.v,
+      gone: (await c.item("gone", "p").read()).statusCode,
+      oldV: (await c.item("old", "p").read()).resource.v,
+    };
+    return out;
+  },
+
+  // Queries in one partition: parameters, and paging with maxItemCount,
+  // fetchNext and a continuation token taken up by a new iterator.
+  async query(client) {
+    const c = await pkContainer(client);
+    await seed(c);
+    const out = {};
+    out.params = ids((await c.items.query({
+      query: "SELECT * FROM c WHERE c.parity = @parity AND c.i > @min", parameters: [{ name: "@parity", value: "even" }, { name: "@min", value: 2 }],
+    }, { partitionKey: "p0" }).fetchAll()).resources);
+    out.paged = (await pages(c.items.query("SELECT * FROM c", { partitionKey: "p1", maxItemCount: 2 }))).map(ids);
+
+    const first = await c.items.query("SELECT * FROM c ORDER BY c.i DESC", { maxItemCount: 5 }).fetchNext();
+    out.firstPage = ids(first.resources);
+    out.hasContinuation = typeof first.continuationToken === "string" && first.continuationToken.length > 0;
+    const rest = await c.items.query("SELECT * FROM c ORDER BY c.i DESC", { maxItemCount: 5, continuationToken: first.continuationToken }).fetchAll();
+    out.resumed = ids(rest.resources);
+    out.values = (await c.items.query("SELECT VALUE c.i * 10 FROM c WHERE c.pk = 'p2'").fetchAll()).resources;
+    const asyncPages = [];
+    for await (const page of c.items.query("SELECT VALUE c.id FROM c WHERE c.parity = 'odd'", { partitionKey: "p0", maxItemCount: 1 }).getAsyncIterator()) {
+      asyncPages.push(page.resources);
+    }
+    out.asyncPages = asyncPages;
+    out.badQuery = await failure(() => c.items.query("SELECT * FROM c WHERE").fetchAll());
+    return out;
+  },
+
+  // Cross-partition queries the SDK leaves to the gateway (no partition
+  // key): ORDER BY, aggregates, GROUP BY, DISTINCT, OFFSET LIMIT and TOP.
+  async "cross-partition"(client) {
+    const c = await pkContainer(client);
+    await seed(c);
+    const all = async (q, opts) => (await c.items.query(q, opts).fetchAll()).resources;
+    return {
+      orderBy: ids(await all("SELECT * FROM c ORDER BY c.i DESC")),
+      orderByPaged: (await pages(c.items.query("SELECT c.id FROM c ORDER BY c.i", { maxItemCount: 5 }))).map(ids),
+      count: await all("SELECT VALUE COUNT(1) FROM c"),
+      sum: await all("SELECT VALUE SUM(c.i) FROM c WHERE c.parity = 'odd'"),
+      groupBy: (await all("SELECT c.pk, COUNT(1) AS n, MAX(c.i) AS highest FROM c GROUP BY c.pk"))
+        .sort((a, b) => (a.pk < b.pk ? -1 : 1)),
+      distinct: (await all("SELECT DISTINCT VALUE c.parity FROM c")).sort(),
+      offsetLimit: ids(await all("SELECT * FROM c ORDER BY c.i OFFSET 3 LIMIT 4")),
+      top: ids(await all("SELECT TOP 3 * FROM c ORDER BY c.i DESC")),
+      filtered: ids(await all("SELECT * FROM c WHERE c.i >= 9 ORDER BY c.id")),
+      crossPaged: (await pages(c.items.query("SELECT * FROM c WHERE c.parity = 'even'", { maxItemCount: 4 }))).map((p) => p.length),
+    };
+  },
+
+  // forceQueryPlan makes the SDK plan every query itself: it asks for the
+  // query plan (x-ms-cosmos-is-query-plan-request), reads /pkranges and
+  // runs the plan's pipeline, a query per partition key range.
+  async "force-query-plan"(client) {
+    const c = await pkContainer(client);
+    await seed(c);
+    const all = async (q) => (await c.items.query(q, { forceQueryPlan: true }).fetchAll()).resources;
+    return {
+      filtered: ids(await all("SELECT * FROM c WHERE c.i < 3 ORDER BY c.id")),
+      orderBy: ids(await all("SELECT * FROM c ORDER BY c.i DESC")),
+      count: await all("SELECT VALUE COUNT(1) FROM c"),
+    };
+  },
+
+  // readAll (the SDK sends it as the query SELECT * from c), paged.
+  async "read-all"(client) {
+    const c = await pkContainer(client);
+    await seed(c);
+    const paged = await pages(c.items.readAll({ maxItemCount: 5 }));
+    const one = await pages(c.items.readAll({ partitionKey: "p2", maxItemCount: 3 }));
+    return {
+      pageSizes: paged.map((p) => p.length),
+      ids: sorted(paged.flat().map((r) => r.id)),
+      partitionPages: one.map(ids),
+      all: (await c.items.readAll().fetchAll()).resources.length,
+    };
+  },
+
+  // The change feed (getChangeFeedIterator): from the beginning and from
+  // now, then more writes, then only what is new; nothing new is 304.
+  async "change-feed"(client) {
+    const c = await pkContainer(client);
+    await c.items.create({ id: "a", pk: "p" });
+    await c.items.create({ id: "b", pk: "q" });
+    const out = {};
+    const read = async (it) => {
+      const r = await it.readNext();
+      return { status: r.statusCode, ids: ids(r.result), continuation: r.continuationToken };
+    };
+    const beginning = c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning() });
+    const now = c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Now() });
+    const partition = c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning("p") });
+    const b1 = await read(beginning);
+    const n1 = await read(now);
+    const p1 = await read(partition);
+    out.beginning = { status: b1.status, ids: sorted(b1.ids) };
+    out.now = { status: n1.status, ids: n1.ids };
+    out.partition = { status: p1.status, ids: p1.ids };
+    const b2 = await read(beginning);
+    out.beginningAgain = { status: b2.status, ids: b2.ids };
+
+    await c.items.create({ id: "c", pk: "q" });
+    await c.items.upsert({ id: "a", pk: "p", changed: true });
+    await c.items.create({ id: "d", pk: "r" });
+    const b3 = await read(beginning);
+    out.afterWrites = { status: b3.status, ids: sorted(b3.ids) };
+    out.nowAfterWrites = sorted((await read(now)).ids);
+    out.partitionAfterWrites = (await read(partition)).ids;
+
+    // A new iterator from the continuation of the first.
+    await c.items.create({ id: "e", pk: "p" });
+    const resumed = c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Continuation(b3.continuation) });
+    const r1 = await read(resumed);
+    out.resumed = { status: r1.status, ids: r1.ids };
+    out.resumedAgain = (await read(resumed)).status;
+
+    // maxItemCount pages the feed.
+    const small = c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(), maxItemCount: 2 });
+    const sizes = [];
+    for (let i = 0; i < 10; i++) {
+      const r = await small.readNext();
+      if (r.statusCode === 304) break;
+      sizes.push(r.result.length);
+    }
+    out.pagedSizes = sizes;
+
+    // The older API, one partition key at a time.
+    const legacy = c.items.changeFeed("p", { startFromBeginning: true });
+    const l1 = await legacy.fetchNext();
+    out.legacy = { status: l1.statusCode, ids: ids(l1.result), hasMore: legacy.hasMoreResults };
+    const l2 = await legacy.fetchNext();
+    out.legacyAgain = { status: l2.statusCode, count: l2.count, hasMore: legacy.hasMoreResults };
+    await c.items.upsert({ id: "e", pk: "p", v: 2 });
+    const legacyNext = c.items.changeFeed("p", { continuation: l2.etag });
+    const l3 = await legacyNext.fetchNext();
+    out.legacyContinued = { status: l3.statusCode, ids: ids(l3.result) };
+    const legacyNow = c.items.changeFeed("q", {});
+    out.legacyNow = (await legacyNow.fetchNext()).statusCode;
+    return out;
+  },
+
+  // TTL: an item with ttl 60 in a container with defaultTtl -1 is gone
+  // from every read once the Go test has moved the clock 60 s.
+  async ttl(client, a) {
+    const c = await pkContainer(client, { defaultTtl: -1 });
+    await c.items.create({ id: "short", pk: "p", ttl: 60 });
+    await c.items.create({ id: "forever", pk: "p" });
+    const feed = c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning() });
+    const look = async () => ({
+      read: (await c.item("short", "p").read()).statusCode,
+      query: ids((await c.items.query("SELECT * FROM c ORDER BY c.id", { partitionKey: "p" }).fetchAll()).resources),
+      crossQuery: (await c.items.query("SELECT VALUE COUNT(1) FROM c").fetchAll()).resources,
+      readAll: sorted(ids((await c.items.readAll().fetchAll()).resources)),
+      changeFeed: sorted(ids((await c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning() }).readNext()).result)),
+      legacyChangeFeed: sorted(ids((await c.items.changeFeed("p", { startFromBeginning: true }).fetchNext()).result)),
+    });
+    const before = await look();
+    const first = await feed.readNext();
+    await advance(a.control, "59s");
+    const at59 = (await c.item("short", "p").read()).statusCode;
+    await advance(a.control, "1s");
+    const after = await look();
+    const next = await feed.readNext();
+    return {
+      before, at59, after,
+      feedFirst: sorted(ids(first.result)),
+      feedAfter: { status: next.statusCode, ids: ids(next.result) },
+    };
+  },
+
+  // A wrong key is 401 on every request.
+  async "wrong-key"(client, a) {
+    const wrong = Buffer.alloc(64, 7).toString("base64");
+    const bad = new CosmosClient({ endpoint: a.endpoint, key: wrong });
+    try {
+      return {
+        readDatabases: await failure(() => bad.databases.readAll().fetchAll()),
+        createDatabase: await failure(() => bad.databases.create({ id: "x" })),
+        // The right key still works, and nothing was created.
+        created: (await client.databases.readAll().fetchAll()).resources.length,
+      };
+    } finally {
+      bad.dispose();
+    }
+  },
+
+  // HTTPS, trusting the certificate the server serves at
+  // /_explorer/emulator.pem (fetched over plain HTTP, as a user would curl
+  // it), through an https.Agent with that CA.
+  async https(_client, a) {
+    const res = await fetch(new URL("/_explorer/emulator.pem", a.endpoint));
+    check(res.ok, `GET /_explorer/emulator.pem: ${res.status}`);
+    const pem = await res.text();
+    const endpoint = a.endpoint.replace(/^http:/, "https:");
+    const agent = new https.Agent({ ca: pem, keepAlive: true });
+    const client = new CosmosClient({ endpoint, key: a.key, agent });
+    const untrusted = new CosmosClient({ endpoint, key: a.key });
+    try {
+      const c = await pkContainer(client);
+      await c.items.create({ id: "a", pk: "p", v: 1 });
+      let untrustedError = "no error";
+      try {
+        await untrusted.databases.readAll().fetchAll();
+      } catch (err) {
+        untrustedError = err?.cause?.code ?? err?.code ?? String(err);
+      }
+      const { resource: account } = await client.getDatabaseAccount();
+      return {
+        pemSHA256: createHash("sha256").update(pem).digest("hex"),
+        read: (await c.item("a", "p").read()).resource.v,
+        query: (await c.items.query("SELECT VALUE COUNT(1) FROM c").fetchAll()).resources,
+        writableLocations: account.writableLocations.map((l) => l.databaseAccountEndpoint),
+        untrustedError,
+      };
+    } finally {
+      client.dispose();
+      untrusted.dispose();
+      agent.destroy();
+    }
+  },
+};
+
+async function main() {
+  const a = args(process.argv.slice(2));
+  if (!a.endpoint || !a.key || a.names.length === 0) {
+    console.error(`usage: node scenarios.mjs SCENARIO... [--endpoint URL] [--key KEY] [--control URL]\nscenarios: ${Object.keys(scenarios).join(", ")}`);
+    process.exit(2);
+  }
+  for (const name of a.names) {
+    const run = scenarios[name];
+    if (!run) throw new Error(`unknown scenario ${JSON.stringify(name)}`);
+    const client = new CosmosClient({ endpoint: a.endpoint, key: a.key });
+    try {
+      const result = await run(client, a);
+      console.log(JSON.stringify({ scenario: name, ...result }));
+    } finally {
+      client.dispose();
+    }
+  }
+}
+
+main().catch((err) => {
+  console.error(err?.stack ?? String(err));
+  if (err?.body) console.error(JSON.stringify(err.body));
+  process.exit(1);
+});
