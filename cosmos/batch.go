@@ -122,6 +122,9 @@ func readBatch(c *gin.Context) ([]batchOp, error) {
 		op.id, _ = getString(o, "id")
 		op.ifMatch, _ = getString(o, "ifMatch")
 		if body, ok := o.Get("resourceBody"); ok {
+			if arr, isArr := body.([]any); isArr && op.kind == "patch" {
+				body = patchBody(arr)
+			}
 			if op.body, ok = body.(*query.Object); !ok {
 				return nil, errorf(http.StatusBadRequest, "The resourceBody of batch operation %d is not an object.", i)
 			}

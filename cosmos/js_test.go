@@ -23,9 +23,6 @@ type jsScenario struct {
 	want any
 	// check, when set, looks at what want cannot pin down.
 	check func(t *testing.T, f *fixture, line []byte)
-	// broken, when set, says what the server lacks for this scenario to
-	// pass; the scenario is skipped until the server has it.
-	broken string
 }
 
 func TestJSClient_Scenarios(t *testing.T) {
@@ -264,8 +261,7 @@ func TestJSClient_Scenarios(t *testing.T) {
 			w := patchArray{Status: 200, N: 3, Added: "new"}
 			w.Batch.Code, w.Batch.Statuses, w.Batch.N = 200, []int{200}, 13
 			return w
-		}(), broken: "PATCH .../docs/{id} and a batch's Patch operation must take a bare JSON array of operations as the body " +
-			"(item.patch([...]) sends the array as it is); lapse answers 400"},
+		}()},
 		{name: "batch", want: func() batch {
 			w := batch{
 				OK:     batchResult{Code: 200, Statuses: []int{201, 201, 200, 200, 200, 204}, ReadV: 1, Etags: true},
@@ -298,8 +294,7 @@ func TestJSClient_Scenarios(t *testing.T) {
 			Filtered: []string{"i00", "i01", "i02"},
 			OrderBy:  []string{"i11", "i10", "i09", "i08", "i07", "i06", "i05", "i04", "i03", "i02", "i01", "i00"},
 			Count:    []int{12},
-		}, broken: "a POST .../docs with x-ms-cosmos-is-query-plan-request: True must answer a query plan " +
-			"(partitionedQueryExecutionInfoVersion, queryInfo, queryRanges), not the query's Documents"},
+		}},
 		{name: "read-all", want: readAll{
 			PageSizes:      []int{5, 5, 2},
 			IDs:            []string{"i00", "i01", "i02", "i03", "i04", "i05", "i06", "i07", "i08", "i09", "i10", "i11"},
@@ -360,9 +355,6 @@ func TestJSClient_Scenarios(t *testing.T) {
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			if sc.broken != "" {
-				t.Skipf("known failure, the server lacks it: %s", sc.broken)
-			}
 			f := MustServer(t)
 			line := runJSScenario(t, node, f, sc.name)
 			got := newOf(sc.want)

@@ -86,6 +86,19 @@ func readPatch(o *query.Object) (*patchRequest, error) {
 	return pr, nil
 }
 
+// patchBody reads a patch body: {"condition", "operations"}, or the bare
+// array of operations the JS SDK sends for item.patch([...]). Anything
+// else reads as a body without operations.
+func patchBody(v any) *query.Object {
+	switch x := v.(type) {
+	case *query.Object:
+		return x
+	case []any:
+		return &query.Object{Keys: []string{"operations"}, Vals: []any{x}}
+	}
+	return &query.Object{}
+}
+
 // splitPointer splits a JSON pointer into its unescaped segments.
 func splitPointer(p string) []string {
 	segs := strings.Split(p[1:], "/")
@@ -294,12 +307,17 @@ func (s *Server) patchItem(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	o, err := readObject(c)
+	b, err := readBody(c)
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
-	pr, err := readPatch(o)
+	v, err := query.Decode(b)
+	if err != nil {
+		s.writeError(c, errorf(http.StatusBadRequest, "The request payload is invalid. Ensure to provide a valid request payload."))
+		return
+	}
+	pr, err := readPatch(patchBody(v))
 	if err != nil {
 		s.writeError(c, err)
 		return
