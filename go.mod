@@ -3,16 +3,14 @@ module github.com/lapse-emulator/lapse
 go 1.26.0
 
 require (
+	github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos v1.4.1
 	github.com/gin-gonic/gin v1.12.0
 	github.com/google/go-cmp v0.7.0
 	go.uber.org/goleak v1.3.0
 	modernc.org/sqlite v1.60.1
 )
 
-require (
-	github.com/Azure/azure-sdk-for-go v68.0.0+incompatible // indirect
-	github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos v1.4.1 // indirect
-)
+require github.com/Azure/azure-sdk-for-go v68.0.0+incompatible // indirect
 
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.0

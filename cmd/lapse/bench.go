@@ -3,13 +3,16 @@ package main
 // lapse bench runs the same AMQP 0-9-1 load against any broker, so lapse's
 // RabbitMQ front-end can be measured beside a real RabbitMQ, and the same
 // AMQP 1.0 load against lapse's Service Bus front-end and RabbitMQ's
-// rabbitmq_amqp1_0 plugin. The scenarios themselves are in
-// bench_scenarios.go (AMQP 0-9-1), bench_amqp1.go (AMQP 1.0 with go-amqp)
-// and bench_servicebus.go (lapse only: the Service Bus SDK and the clock).
+// rabbitmq_amqp1_0 plugin, and the same Cosmos DB load against lapse's
+// Cosmos DB front-end and other emulators. The scenarios themselves are in
+// bench_scenarios.go (AMQP 0-9-1), bench_amqp1.go (AMQP 1.0 with go-amqp),
+// bench_servicebus.go (lapse only: the Service Bus SDK and the clock) and
+// bench_cosmos.go (the azcosmos SDK).
 
 import (
 	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -21,6 +24,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lapse-emulator/lapse/cosmos"
 )
 
 // benchConfig is what `lapse bench` was asked to do.
@@ -41,6 +46,12 @@ type benchConfig struct {
 	AdminURL string
 	// ControlURL is lapse's control API, whose clock sb-ttl-deadletter moves.
 	ControlURL string
+	// CosmosURL and CosmosKey are the Cosmos DB account of the cosmos
+	// scenarios, which write Items items from Workers workers.
+	CosmosURL string
+	CosmosKey string
+	Items     int
+	Workers   int
 }
 
 // The values of --amqp1-auth.
@@ -52,7 +63,9 @@ const (
 // benchGroups are the names --scenarios takes for a set of scenarios, by
 // the kind of their scenarios; all is the AMQP 0-9-1 set, as it was before
 // the others came.
-var benchGroups = map[string]benchKind{"all": benchAMQP091, "amqp091": benchAMQP091, "amqp1": benchAMQP1, "servicebus": benchServiceBus}
+var benchGroups = map[string]benchKind{
+	"all": benchAMQP091, "amqp091": benchAMQP091, "amqp1": benchAMQP1, "servicebus": benchServiceBus, "cosmos": benchCosmos,
+}
 
 // benchResult is one scenario's figure: Value in Unit (nil when it could
 // not be measured), over Messages messages that took Seconds.
@@ -150,7 +163,8 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 		"or a group of them: all (the AMQP 0-9-1 ones, also named amqp091), amqp1 (AMQP 1.0 with go-amqp,\n"+
 		"against lapse or RabbitMQ's rabbitmq_amqp1_0 plugin) or servicebus (lapse only: the azservicebus SDK,\n"+
 		"sb-ttl-deadletter, which moves lapse's clock forward through --control-url, and\n"+
-		"sb-ttl-deadletter-realtime, which needs that clock running)")
+		"sb-ttl-deadletter-realtime, which needs that clock running), or cosmos (the azcosmos SDK against\n"+
+		"--cosmos-url: point creates, reads and upserts, queries by id and by partition key)")
 	fs.IntVar(&c.ServerPID, "server-pid", 0, "process id of the broker, whose VmRSS the memory scenario reads from /proc\n"+
 		"(for RabbitMQ the pid of beam.smp: pgrep beam.smp; without it memory reports n/a).\n"+
 		"Brokers keep and reuse memory they freed: for a true figure, run memory first on a fresh broker\n"+
@@ -165,6 +179,11 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 		"Default: plain when the URL has a user, else cbs")
 	fs.StringVar(&c.AdminURL, "servicebus-admin-url", "http://localhost:5300", "lapse's Service Bus administration API (--servicebus-admin-addr), for the queues of cbs")
 	fs.StringVar(&c.ControlURL, "control-url", "http://localhost:8080", "lapse's control API (--control-addr), whose clock sb-ttl-deadletter advances")
+	fs.StringVar(&c.CosmosURL, "cosmos-url", "http://localhost:8081/", "Cosmos DB account endpoint of the cosmos scenarios (lapse's --cosmos-addr);\n"+
+		"with https the server's certificate is not checked")
+	fs.StringVar(&c.CosmosKey, "cosmos-key", cosmos.EmulatorKey, "Cosmos DB account key of --cosmos-url (default: the emulator's well-known key)")
+	fs.IntVar(&c.Items, "items", 10000, "items of about 1 KB per cosmos scenario (cosmos-query-pk runs a tenth as many queries)")
+	fs.IntVar(&c.Workers, "workers", 1, "goroutines sending the cosmos scenarios' requests at once, each waiting for its answer")
 	pos, err := parseFlags(fs, args, false, stderr)
 	if err != nil {
 		return c, err
@@ -180,6 +199,16 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 		return c, &usageError{"--runs must be at least 1"}
 	case c.ServerPID < 0:
 		return c, &usageError{"--server-pid must be a process id"}
+	case c.Items < 1:
+		return c, &usageError{"--items must be at least 1"}
+	case c.Workers < 1:
+		return c, &usageError{"--workers must be at least 1"}
+	}
+	if err := checkCosmosURL(c.CosmosURL); err != nil {
+		return c, err
+	}
+	if _, err := base64.StdEncoding.DecodeString(c.CosmosKey); err != nil || c.CosmosKey == "" {
+		return c, &usageError{"--cosmos-key must be an account key in base64"}
 	}
 	switch c.AMQP1Auth {
 	case "":
@@ -202,7 +231,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 				}
 			}
 		} else if !slices.Contains(names, s) {
-			return c, &usageError{fmt.Sprintf("unknown scenario %q (known: %s; groups: all, amqp091, amqp1, servicebus)", s, strings.Join(names, ", "))}
+			return c, &usageError{fmt.Sprintf("unknown scenario %q (known: %s; groups: all, amqp091, amqp1, servicebus, cosmos)", s, strings.Join(names, ", "))}
 		}
 		for _, s := range add {
 			if !slices.Contains(c.Scenarios, s) {
@@ -236,6 +265,11 @@ func benchPreflight(ctx context.Context, c benchConfig) error {
 	}
 	if kinds[benchAMQP1] || kinds[benchServiceBus] {
 		if err := benchAMQP1Preflight(ctx, c, kinds[benchServiceBus]); err != nil {
+			return err
+		}
+	}
+	if kinds[benchCosmos] {
+		if err := benchCosmosPreflight(ctx, c); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/lapse-emulator/lapse/cosmos"
 )
 
 // benchAll is every AMQP 0-9-1 scenario (the group all) in the order they run.
@@ -29,6 +31,7 @@ func TestParseBenchFlags(t *testing.T) {
 	defaults := benchConfig{
 		URL: "amqp://guest:guest@localhost:5672/", Messages: 100000, Size: 100, Scenarios: benchAll, Runs: 1,
 		AMQP1Auth: "plain", AdminURL: "http://localhost:5300", ControlURL: "http://localhost:8080",
+		CosmosURL: "http://localhost:8081/", CosmosKey: cosmos.EmulatorKey, Items: 10000, Workers: 1,
 	}
 	for _, tc := range []struct {
 		name string
@@ -40,17 +43,30 @@ func TestParseBenchFlags(t *testing.T) {
 			"--url", "amqp://u:p@h:1/v", "--messages", "10", "--size", "0", "--scenarios", "memory, transient-autoack",
 			"--server-pid", "42", "--json", "--runs", "3", "--amqp1-auth", "cbs",
 			"--servicebus-admin-url", "http://h:2", "--control-url", "http://h:3",
+			"--cosmos-url", "https://h:4/", "--cosmos-key", "a2V5", "--items", "7", "--workers", "8",
 		}, benchConfig{
 			URL: "amqp://u:p@h:1/v", Messages: 10, Size: 0, Scenarios: []string{"memory", "transient-autoack"},
 			ServerPID: 42, JSON: true, Runs: 3, AMQP1Auth: "cbs", AdminURL: "http://h:2", ControlURL: "http://h:3",
+			CosmosURL: "https://h:4/", CosmosKey: "a2V5", Items: 7, Workers: 8,
 		}},
 		{"CBSWithoutUser", []string{"--url", "amqp://h:1/", "--scenarios", "servicebus,amqp1"}, benchConfig{
 			URL: "amqp://h:1/", Messages: 100000, Size: 100, Scenarios: append(slices.Clone(benchSBAll), benchAMQP1All...), Runs: 1,
 			AMQP1Auth: "cbs", AdminURL: "http://localhost:5300", ControlURL: "http://localhost:8080",
+			CosmosURL: "http://localhost:8081/", CosmosKey: cosmos.EmulatorKey, Items: 10000, Workers: 1,
 		}},
 		{"Groups", []string{"--scenarios", "amqp1,amqp091,amqp1-send"}, func() benchConfig {
 			c := defaults
 			c.Scenarios = append(slices.Clone(benchAMQP1All), benchAll...)
+			return c
+		}()},
+		{"CosmosGroup", []string{"--scenarios", "cosmos,cosmos-read", "--workers", "8"}, func() benchConfig {
+			c := defaults
+			c.Scenarios, c.Workers = benchCosmosAll, 8
+			return c
+		}()},
+		{"CosmosScenarioAndGroup", []string{"--scenarios", "cosmos-query-pk,cosmos"}, func() benchConfig {
+			c := defaults
+			c.Scenarios = []string{"cosmos-query-pk", "cosmos-create", "cosmos-read", "cosmos-query-id", "cosmos-upsert"}
 			return c
 		}()},
 		{"OrderKeptOnceEach", []string{"-scenarios=memory,all,memory"}, func() benchConfig {
@@ -87,6 +103,12 @@ func TestParseBenchFlagsErrors(t *testing.T) {
 		{"UnknownFlag", []string{"--queues", "3"}, "flag provided but not defined: -queues"},
 		{"Argument", []string{"now"}, `unexpected argument "now"`},
 		{"UnknownAuth", []string{"--amqp1-auth", "sasl"}, `--amqp1-auth "sasl": use cbs or plain`},
+		{"NoItems", []string{"--items", "0"}, "--items must be at least 1"},
+		{"NoWorkers", []string{"--workers", "0"}, "--workers must be at least 1"},
+		{"CosmosURLWithoutScheme", []string{"--cosmos-url", "localhost:8081"}, `--cosmos-url "localhost:8081": use http://HOST:PORT/`},
+		{"CosmosURLNotHTTP", []string{"--cosmos-url", "amqp://localhost:8081/"}, `--cosmos-url "amqp://localhost:8081/"`},
+		{"CosmosKeyNotBase64", []string{"--cosmos-key", "not a key"}, "--cosmos-key must be an account key in base64"},
+		{"CosmosKeyEmpty", []string{"--cosmos-key", ""}, "--cosmos-key must be an account key in base64"},
 		{"ServiceBusWithPlain", []string{"--scenarios", "sb-sdk"}, "sb-sdk needs lapse's Service Bus: --amqp1-auth cbs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,7 +126,8 @@ func TestParseBenchFlagsHelp(t *testing.T) {
 	if _, err := parseBenchFlags([]string{"-h"}, &help); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("error %v, want flag.ErrHelp", err)
 	}
-	for _, want := range []string{"-server-pid", "beam.smp", "-scenarios", "ttl-deadletter", "-amqp1-auth", "/amq/queue/", "sb-ttl-deadletter"} {
+	for _, want := range []string{"-server-pid", "beam.smp", "-scenarios", "ttl-deadletter", "-amqp1-auth", "/amq/queue/", "sb-ttl-deadletter",
+		"-cosmos-url", "-cosmos-key", "-items", "-workers", "cosmos-query-pk"} {
 		if !strings.Contains(help.String(), want) {
 			t.Errorf("help lacks %q:\n%s", want, help.String())
 		}
@@ -121,6 +144,7 @@ func TestRunBenchExitCodes(t *testing.T) {
 		{"Help", []string{"-h"}, 0, "-messages"},
 		{"Mistake", []string{"--runs", "0"}, 2, "lapse bench: --runs must be at least 1"},
 		{"BadURL", []string{"--url", "http://localhost:1/"}, 1, "lapse bench: connecting to --url"},
+		{"BadCosmosURL", []string{"--cosmos-url", "http://127.0.0.1:1/", "--scenarios", "cosmos"}, 1, "lapse bench: connecting to --cosmos-url"},
 		{"BadAMQP1URL", []string{"--url", "amqp://127.0.0.1:1/", "--scenarios", "amqp1"}, 1, "lapse bench: connecting to --url with AMQP 1.0 (--amqp1-auth cbs)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -42,6 +42,7 @@ const (
 	benchAMQP091    benchKind = iota + 1 // amqp091-go, any AMQP 0-9-1 broker
 	benchAMQP1                           // go-amqp, lapse or RabbitMQ's AMQP 1.0 plugin
 	benchServiceBus                      // lapse's Service Bus only
+	benchCosmos                          // azcosmos, any Cosmos DB endpoint
 )
 
 // benchScenarios lists the scenarios in the order they run.
@@ -68,6 +69,11 @@ func benchScenarios() []benchScenario {
 		{"sb-sdk", benchSBSDK, false, benchServiceBus},
 		{"sb-ttl-deadletter", benchSBDeadLetter, false, benchServiceBus},
 		{"sb-ttl-deadletter-realtime", benchSBDeadLetterRealTime, false, benchServiceBus},
+		{"cosmos-create", benchCosmosCreate, false, benchCosmos},
+		{"cosmos-read", benchCosmosRead, false, benchCosmos},
+		{"cosmos-query-id", benchCosmosQueryByID, false, benchCosmos},
+		{"cosmos-query-pk", benchCosmosQueryByPK, false, benchCosmos},
+		{"cosmos-upsert", benchCosmosUpsert, false, benchCosmos},
 	}
 }
 
