@@ -55,6 +55,7 @@ type Server struct {
 	// replace, patch, batches) per key stripe.
 	writes [64]sync.Mutex
 	etags  etagSource
+	metas  metaCache
 }
 
 // NewServer returns a Server for cfg; Open starts it (httpserver.Server:
