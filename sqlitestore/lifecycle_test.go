@@ -133,6 +133,13 @@ func TestFileStoreUsesWAL(t *testing.T) {
 	if mode != "wal" || sync != 1 {
 		t.Errorf("journal_mode %s, synchronous %d; want wal and 1 (NORMAL)", mode, sync)
 	}
+	var locking string
+	if err := s.conn.QueryRowContext(ctx, `PRAGMA locking_mode`).Scan(&locking); err != nil {
+		t.Fatal(err)
+	}
+	if locking != "exclusive" {
+		t.Errorf("locking_mode %s, want exclusive", locking)
+	}
 }
 
 func TestMigrationsAreNumberedInOrder(t *testing.T) {

@@ -56,8 +56,9 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	if opts.FullSync {
 		syncMode = "FULL"
 	}
-	// journal_mode=WAL is set by migrate, once it knows the file is ours.
-	dsn += "?_pragma=busy_timeout(5000)&_pragma=synchronous(" + syncMode + ")"
+	// journal_mode=WAL is set by migrate, once it knows the file is ours;
+	// locking_mode=EXCLUSIVE is in the package doc.
+	dsn += "?_pragma=busy_timeout(5000)&_pragma=synchronous(" + syncMode + ")&_pragma=locking_mode(EXCLUSIVE)"
 
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {

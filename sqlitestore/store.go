@@ -16,6 +16,13 @@
 // open. Only a crash of the machine (power loss, kernel panic) can lose the
 // last commits, and even then the database is not damaged. Options.FullSync
 // asks for an fsync at every commit for those who want that too.
+//
+// The connection holds the database in SQLite's exclusive locking mode:
+// the lock file keeps other lapse processes out anyway, and so SQLite takes
+// its file locks once and keeps the WAL index in memory instead of a
+// shared-memory file, which saves system calls on every commit (a fifth of
+// an acknowledged write's time with one writer). Other programs cannot read
+// lapse.db while lapse runs.
 package sqlitestore
 
 import (
