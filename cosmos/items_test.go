@@ -408,3 +408,44 @@ func TestQueries(t *testing.T) {
 		t.Errorf("COUNT: %v %q", err, page.Items)
 	}
 }
+
+// Queries whose WHERE only names the partition key and id are answered
+// from the partition (or the item) without evaluating each document; the
+// answer must be the same as evaluating them.
+func TestPartitionQueriesAnsweredFromTheIndex(t *testing.T) {
+	f := MustServer(t)
+	c := f.MustContainer(f.MustDatabase("db"), "c", "/pk", nil)
+	for _, d := range []struct{ id, pk string }{{"1", "a"}, {"2", "a"}, {"3", "b"}} {
+		f.MustCreate(c, d.pk, map[string]any{"id": d.id, "pk": d.pk})
+	}
+	for _, tc := range []struct {
+		pk, q string
+		want  []string
+	}{
+		{"a", "SELECT * FROM c", []string{"1", "2"}},
+		{"a", "SELECT * FROM c WHERE c.pk = 'a'", []string{"1", "2"}},
+		{"a", "SELECT * FROM c WHERE c.pk = 'b'", []string{}},
+		{"a", "SELECT * FROM c WHERE c.id = '2'", []string{"2"}},
+		{"a", "SELECT * FROM c WHERE c.id = '3'", []string{}},
+		{"a", "SELECT * FROM c WHERE c.id = '2' AND c.pk = 'b'", []string{}},
+		{"", "SELECT * FROM c WHERE c.pk = 'b'", []string{"3"}},
+		{"", "SELECT * FROM c WHERE c.pk = 'b' AND c.id = '3'", []string{"3"}},
+		{"", "SELECT * FROM c WHERE c.pk = 'b' AND c.id = '1'", []string{}},
+		{"a", "SELECT TOP 1 * FROM c WHERE c.pk = 'a'", []string{"1"}},
+		{"a", "SELECT * FROM c WHERE c.pk = 'a' OFFSET 1 LIMIT 5", []string{"2"}},
+	} {
+		if d := cmp.Diff(tc.want, f.queryIDs(c, tc.pk, tc.q, nil)); d != "" {
+			t.Errorf("%s in %q (-want +got):\n%s", tc.q, tc.pk, d)
+		}
+	}
+	// A number key: 5 and 5.0 are one partition.
+	n := f.MustContainer(f.MustDatabase("db2"), "n", "/k", nil)
+	if _, err := n.CreateItem(context.Background(), azcosmos.NewPartitionKeyNumber(5), []byte(`{"id":"x","k":5.0}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	pager := n.NewQueryItemsPager("SELECT * FROM c WHERE c.k = 5", azcosmos.NewPartitionKeyNumber(5), nil)
+	page, err := pager.NextPage(context.Background())
+	if err != nil || len(page.Items) != 1 {
+		t.Fatalf("number key: %v %d", err, len(page.Items))
+	}
+}

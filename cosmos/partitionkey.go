@@ -116,6 +116,26 @@ func (d *pkDef) extract(doc *query.Object) partitionKey {
 	return pk
 }
 
+// index returns which component of the key the document path p (as
+// query.Equalities writes paths: "/a/b", JSON pointer escapes) is, or -1.
+func (d *pkDef) index(p string) int {
+	if d == nil {
+		return -1
+	}
+	esc := strings.NewReplacer("~", "~0", "/", "~1")
+	for i, segs := range d.split {
+		var b strings.Builder
+		for _, seg := range segs {
+			b.WriteByte('/')
+			b.WriteString(esc.Replace(seg))
+		}
+		if b.String() == p {
+			return i
+		}
+	}
+	return -1
+}
+
 // paths returns the number of components a full key has.
 func (d *pkDef) paths() int {
 	if d == nil {

@@ -76,7 +76,11 @@ func readQuery(c *gin.Context) (*queryRequest, error) {
 // run runs the request's query over docs (encoded JSON documents, in order)
 // and calls emit with each result row, encoded, until emit returns false.
 func (s *Server) run(qr *queryRequest, docs [][]byte, emit func(row []byte) bool) error {
-	var decodeErr error
+	var (
+		decodeErr error
+		last      any // the document yielded last, and its text
+		lastRaw   []byte
+	)
 	src := func(yield func(any) bool) {
 		for _, d := range docs {
 			v, err := query.Decode(d)
@@ -84,13 +88,19 @@ func (s *Server) run(qr *queryRequest, docs [][]byte, emit func(row []byte) bool
 				decodeErr = err
 				return
 			}
+			last, lastRaw = v, d
 			if !yield(v) {
 				return
 			}
 		}
 	}
+	whole := qr.q.WholeDocuments()
 	var buf []byte
 	err := qr.q.Run(src, qr.params, query.Options{Now: s.now()}, func(row any) bool {
+		if whole && row == last {
+			// The row is the stored document: send its stored text.
+			return emit(lastRaw)
+		}
 		buf = query.AppendJSON(buf[:0], row)
 		return emit(append([]byte(nil), buf...))
 	})
@@ -152,7 +162,8 @@ func readContinuation(c *gin.Context) (int, error) {
 // scope is the items a query or feed reads: one partition, a prefix of a
 // hierarchical key, one item, or all.
 type scope struct {
-	group   string // one partition's canonical key
+	pk      partitionKey // the partition key of group or key
+	group   string       // one partition's canonical key
 	prefix  string // a prefix of hierarchical keys
 	key     string // one item's core key
 	all     bool
@@ -205,9 +216,9 @@ func (s *Server) itemScope(c *gin.Context, ct *container, qr *queryRequest) (sco
 	case len(pk) > def.paths() && def != nil:
 		return scope{}, errKeyComponents()
 	case hasID:
-		return scope{group: pk.canon(), key: itemKey(pk.canon(), id)}, nil
+		return scope{pk: pk, group: pk.canon(), key: itemKey(pk.canon(), id)}, nil
 	}
-	return scope{group: pk.canon()}, nil
+	return scope{pk: pk, group: pk.canon()}, nil
 }
 
 // collect returns the bodies of the items in scope sc of container ct whose
@@ -283,7 +294,7 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 	}
 	var rows [][]byte
 	seen, bytes, more := 0, 0, false
-	err = s.run(qr, docs, func(row []byte) bool {
+	take := func(row []byte) bool {
 		seen++
 		if seen <= skip {
 			return true
@@ -295,8 +306,17 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 		rows = append(rows, row)
 		bytes += len(row)
 		return true
-	})
-	if err != nil {
+	}
+	if implied(ct, sc, qr) {
+		// SELECT * with no condition but the partition key and id the
+		// scope has already applied: the result is the documents, as
+		// stored, with nothing to evaluate.
+		for _, d := range docs {
+			if !take(d) {
+				break
+			}
+		}
+	} else if err := s.run(qr, docs, take); err != nil {
 		s.writeError(c, err)
 		return
 	}
@@ -340,6 +360,30 @@ const passThroughPlan = `{"partitionedQueryExecutionInfoVersion":2,"queryInfo":{
 // the real service; lapse runs them for them, with the same results.
 func gatewayOnly(c *gin.Context) bool {
 	return c.GetHeader("x-ms-documentdb-query") != "" && c.GetHeader("x-ms-documentdb-partitionkeyrangeid") == ""
+}
+
+// implied reports whether query qr, run over the items of scope sc (one
+// partition or one item), keeps every one of them unchanged: SELECT * whose
+// WHERE only asks for the scope's own partition key values and id.
+func implied(ct *container, sc scope, qr *queryRequest) bool {
+	if sc.all || sc.partial || !qr.q.WholeDocuments() || len(qr.q.Features()) > 0 || !qr.q.OnlyEqualities(qr.params) {
+		return false
+	}
+	def := ct.meta.PartitionKey
+	for path, v := range qr.q.Equalities(qr.params) {
+		if path == "/id" {
+			id, ok := v.(string)
+			if !ok || sc.key == "" || itemKey(sc.group, id) != sc.key {
+				return false
+			}
+			continue
+		}
+		i := def.index(path)
+		if i < 0 || i >= len(sc.pk) || (partitionKey{v}).canon() != (partitionKey{sc.pk[i]}).canon() {
+			return false
+		}
+	}
+	return true
 }
 
 // queryMetrics writes x-ms-documentdb-query-metrics as the service does.

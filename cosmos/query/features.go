@@ -27,3 +27,56 @@ func (q *Query) Features() []string {
 	}
 	return out
 }
+
+// WholeDocuments reports whether every row of q is one of its source
+// documents, unchanged and in source order, so that a caller may send the
+// document's stored text instead of encoding the row: SELECT * from the
+// documents themselves (FROM c: no path into them, no IN, no subquery),
+// with no JOIN, ORDER BY, GROUP BY, DISTINCT or aggregate. TOP and OFFSET
+// LIMIT only keep fewer of them.
+func (q *Query) WholeDocuments() bool {
+	if !q.star || q.value != nil || len(q.from) != 1 || q.distinct || len(q.orderBy) > 0 ||
+		len(q.groupBy) > 0 || len(q.aggs) > 0 || q.aggregate {
+		return false
+	}
+	src := q.from[0]
+	if src.iterate || src.sub != nil {
+		return false
+	}
+	steps, ok := pathOf(src.x, nil)
+	return ok && len(steps) == 0
+}
+
+// OnlyEqualities reports whether q's WHERE is absent or made only of the
+// AND-ed conditions that Equalities(params) reports, so that a document
+// satisfies it exactly when it has those values.
+func (q *Query) OnlyEqualities(params Params) bool {
+	if q.where == nil {
+		return true
+	}
+	if len(q.from) == 0 || q.from[0].iterate || q.from[0].sub != nil {
+		return false
+	}
+	prefix, ok := pathOf(q.from[0].x, nil)
+	if !ok {
+		return false
+	}
+	var only func(x expr) bool
+	only = func(x expr) bool {
+		switch v := x.(type) {
+		case *andExpr:
+			return only(v.l) && only(v.r)
+		case *binaryExpr:
+			if v.op != "=" {
+				return false
+			}
+			if _, _, ok := equality(v.l, v.r, prefix, params); ok {
+				return true
+			}
+			_, _, ok := equality(v.r, v.l, prefix, params)
+			return ok
+		}
+		return false
+	}
+	return only(q.where)
+}
