@@ -164,8 +164,8 @@ func readContinuation(c *gin.Context) (int, error) {
 type scope struct {
 	pk      partitionKey // the partition key of group or key
 	group   string       // one partition's canonical key
-	prefix  string // a prefix of hierarchical keys
-	key     string // one item's core key
+	prefix  string       // a prefix of hierarchical keys
+	key     string       // one item's core key
 	all     bool
 	partial bool
 }
