@@ -25,8 +25,9 @@
 //   - enqueues with Enqueue (Scheduled for SB-4, Locked for an item handed
 //     to a waiting consumer on arrival, RB-4), or with EnqueueHanded when a
 //     consumer is ready (the item goes straight to it when nothing waits
-//     ahead), and writes keyed items (documents) with Put, reads them with
-//     Get and Scan;
+//     ahead), and writes keyed items (documents) with Put, or several at
+//     once with Write (a transactional batch), reads them with Get and
+//     Scan, and one Group of them (a partition) with ScanGroup;
 //   - reads a queue's figures with Counts, empties it with Purge and keeps
 //     it under a length limit with DropHead;
 //   - hands items out with Receive (locked, with or without a lock

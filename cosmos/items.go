@@ -227,7 +227,7 @@ func (s *Server) postItems(c *gin.Context) {
 	if exists {
 		status = http.StatusOK
 	}
-	s.itemHeaders(c, ct)
+	sessionToken(c, it.Seq)
 	writeResource(c, status, etag, it.Body, true)
 }
 
@@ -235,10 +235,17 @@ func (s *Server) postItems(c *gin.Context) {
 // etag go ahead.
 func ifMatch(h, etag string) bool { return h == "" || h == "*" || h == etag }
 
-// itemHeaders sets the headers of an item response: the session token
-// (the container's last sequence number as its LSN).
+// itemHeaders sets the headers of a response about a container's items
+// as a whole (a feed, a query, a batch, a delete): the session token, with
+// the container's last sequence number as its LSN.
 func (s *Server) itemHeaders(c *gin.Context, ct *container) {
-	c.Writer.Header().Set(hdrSessionToken, "0:-1#"+itoa(lastSeq(s, ct.key)))
+	sessionToken(c, lastSeq(s, ct.key))
+}
+
+// sessionToken sets the session token of a response with lsn, for one
+// item the sequence number of its version.
+func sessionToken(c *gin.Context, lsn uint64) {
+	c.Writer.Header().Set(hdrSessionToken, "0:-1#"+itoa(lsn))
 }
 
 // lastSeq returns the container's last sequence number.
@@ -270,7 +277,7 @@ func (s *Server) readItem(c *gin.Context) {
 		return
 	}
 	etag, _ := splitMeta(it.Meta)
-	s.itemHeaders(c, ct)
+	sessionToken(c, it.Seq)
 	if inm := c.GetHeader("If-None-Match"); inm != "" && (inm == etag || inm == "*") {
 		c.Writer.Header().Set("etag", etag)
 		c.Status(http.StatusNotModified)
@@ -311,7 +318,7 @@ func (s *Server) replaceItem(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	s.itemHeaders(c, ct)
+	sessionToken(c, it.Seq)
 	writeResource(c, http.StatusOK, etag, it.Body, true)
 }
 

@@ -327,7 +327,7 @@ func (s *Server) patchItem(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	s.itemHeaders(c, ct)
+	sessionToken(c, it.Seq)
 	writeResource(c, http.StatusOK, etag, it.Body, true)
 }
 

@@ -238,11 +238,11 @@ func checkName(o *query.Object) (string, error) {
 func checkID(o *query.Object) (string, error) {
 	v, ok := o.Get("id")
 	if !ok {
-		return "", errorf(400, "The input content is invalid because the required properties - 'id; ' - are missing")
+		return "", errorf(http.StatusBadRequest, "The input content is invalid because the required properties - 'id; ' - are missing")
 	}
 	id, ok := v.(string)
 	if !ok || id == "" || len(id) > 255 {
-		return "", errorf(400, "The input name '%s' is invalid. Ensure to provide a unique non-empty string less than '255' characters.", valueText(v))
+		return "", errorf(http.StatusBadRequest, "The input name '%s' is invalid. Ensure to provide a unique non-empty string less than '255' characters.", valueText(v))
 	}
 	return id, nil
 }
