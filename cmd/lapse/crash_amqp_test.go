@@ -1,25 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
-
-// amqpCrashDirEnv names the data folder of the child lapse that
-// TestKillNineKeepsConfirmedPublishes_EM3 kills.
-const amqpCrashDirEnv = "LAPSE_TEST_AMQP_CRASH_DIR"
 
 // rule: EM-3. A child process runs lapse; amqp091-go clients publish
 // persistent messages to a durable queue with publisher confirms from
@@ -27,41 +17,13 @@ const amqpCrashDirEnv = "LAPSE_TEST_AMQP_CRASH_DIR"
 // lapse is started again on its data folder: every message whose publish
 // was confirmed must be there.
 func TestKillNineKeepsConfirmedPublishes_EM3(t *testing.T) {
-	if dir := os.Getenv(amqpCrashDirEnv); dir != "" {
-		amqpCrashChild(dir)
+	if dir := os.Getenv(childDirEnv); dir != "" {
+		serveChild(dir)
 		return
 	}
 	dir := filepath.Join(t.TempDir(), "data")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKillNineKeepsConfirmedPublishes_EM3$", "-test.count=1")
-	cmd.Env = append(os.Environ(), amqpCrashDirEnv+"="+dir)
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	defer func() {
-		if !killed {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	}()
-	var addr string
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		if a, ok := strings.CutPrefix(sc.Text(), "amqp "); ok {
-			addr = a
-			break
-		}
-	}
-	if addr == "" {
-		t.Fatal("the child did not report its AMQP address")
-	}
-	go io.Copy(io.Discard, stdout)
-	url := "amqp://guest:guest@" + dialable(addr) + "/"
+	child := startChild(t, dir)
+	url := "amqp://guest:guest@" + child.addrs["amqp"] + "/"
 
 	setup, err := amqp.Dial(url)
 	if err != nil {
@@ -110,21 +72,11 @@ func TestKillNineKeepsConfirmedPublishes_EM3(t *testing.T) {
 		}()
 	}
 	// Kill once a good number of publishes are confirmed.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	child.killWhen(2000, func() int {
 		mu.Lock()
-		n := len(confirmed)
-		mu.Unlock()
-		if n >= 2000 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	killed = true
+		defer mu.Unlock()
+		return len(confirmed)
+	})
 	setup.Close()
 	wg.Wait()
 	mu.Lock()
@@ -165,20 +117,4 @@ func TestKillNineKeepsConfirmedPublishes_EM3(t *testing.T) {
 		t.Fatalf("%d of %d confirmed publishes lost after kill -9", lost, len(want))
 	}
 	t.Logf("%d confirmed publishes all kept (%d messages in the queue)", len(want), len(got))
-}
-
-// amqpCrashChild runs lapse on dir until it is killed.
-func amqpCrashChild(dir string) {
-	m := NewMain()
-	m.Stderr = io.Discard
-	if err := m.ParseFlags(serveArgs(dir), noEnv); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	if err := m.Run(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	fmt.Printf("amqp %s\n", m.amqp.Addr())
-	select {}
 }

@@ -1,26 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 )
-
-// cosmosCrashDirEnv names the data folder of the child lapse that
-// TestKillNineKeepsCreatedCosmosItems_EM3 kills.
-const cosmosCrashDirEnv = "LAPSE_TEST_COSMOS_CRASH_DIR"
 
 // rule: EM-3. A child process runs lapse; the parent creates a container,
 // then eight azcosmos clients create items continuously, each CreateItem
@@ -28,8 +19,8 @@ const cosmosCrashDirEnv = "LAPSE_TEST_COSMOS_CRASH_DIR"
 // about 1000 creates were answered, and started again on its data folder,
 // three times over. Then every item a 201 answered must be there.
 func TestKillNineKeepsCreatedCosmosItems_EM3(t *testing.T) {
-	if dir := os.Getenv(cosmosCrashDirEnv); dir != "" {
-		cosmosCrashChild(dir)
+	if dir := os.Getenv(childDirEnv); dir != "" {
+		serveChild(dir)
 		return
 	}
 	dir := filepath.Join(t.TempDir(), "data")
@@ -74,35 +65,8 @@ func TestKillNineKeepsCreatedCosmosItems_EM3(t *testing.T) {
 // once about 1000 more were answered 201, adding their ids to created.
 func cosmosCrashRound(ctx context.Context, t *testing.T, dir string, round int, created map[string]bool) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKillNineKeepsCreatedCosmosItems_EM3$", "-test.count=1")
-	cmd.Env = append(os.Environ(), cosmosCrashDirEnv+"="+dir)
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	defer func() {
-		if !killed {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	}()
-	var addr string
-	sc := bufio.NewScanner(stdout)
-	for addr == "" && sc.Scan() {
-		if a, ok := strings.CutPrefix(sc.Text(), "cosmos "); ok {
-			addr = dialable(a)
-		}
-	}
-	if addr == "" {
-		t.Fatalf("round %d: the child did not report its Cosmos DB address", round)
-	}
-	go io.Copy(io.Discard, stdout)
-	client := mustCosmosClientAt(t, addr)
+	child := startChild(t, dir)
+	client := mustCosmosClientAt(t, child.addrs["cosmos"])
 	if round == 0 {
 		if _, err := client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "crash"}, nil); err != nil {
 			t.Fatal(err)
@@ -140,21 +104,11 @@ func cosmosCrashRound(ctx context.Context, t *testing.T, dir string, round int, 
 			}
 		}()
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	child.killWhen(1000, func() int {
 		mu.Lock()
-		done := n >= 1000
-		mu.Unlock()
-		if done || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	killed = true
+		defer mu.Unlock()
+		return n
+	})
 	stop()
 	wg.Wait()
 	total := 0
@@ -167,20 +121,4 @@ func cosmosCrashRound(ctx context.Context, t *testing.T, dir string, round int, 
 	if total == 0 {
 		t.Fatalf("round %d: no create was answered before the kill", round)
 	}
-}
-
-// cosmosCrashChild runs lapse on dir until it is killed.
-func cosmosCrashChild(dir string) {
-	m := NewMain()
-	m.Stderr = io.Discard
-	if err := m.ParseFlags(serveArgs(dir), noEnv); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	if err := m.Run(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	fmt.Printf("cosmos %s\n", m.Cosmos.Addr())
-	select {}
 }

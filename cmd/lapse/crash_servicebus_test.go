@@ -1,25 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 )
-
-// sbCrashDirEnv names the data folder of the child lapse that
-// TestKillNineKeepsAcceptedServiceBusSends_EM3 kills.
-const sbCrashDirEnv = "LAPSE_TEST_SERVICEBUS_CRASH_DIR"
 
 // sbCrashSenders is how many connections send at once: the more sends are
 // in flight when the child dies, the likelier an acknowledgement that ran
@@ -39,8 +30,8 @@ const sbCrashRounds = 3
 // folder, a few times over. Then lapse runs on the folder: the queue and
 // every message whose send was accepted must be there, once.
 func TestKillNineKeepsAcceptedServiceBusSends_EM3(t *testing.T) {
-	if dir := os.Getenv(sbCrashDirEnv); dir != "" {
-		sbCrashChild(dir)
+	if dir := os.Getenv(childDirEnv); dir != "" {
+		serveChild(dir)
 		return
 	}
 	dir := filepath.Join(t.TempDir(), "data")
@@ -106,37 +97,8 @@ func TestKillNineKeepsAcceptedServiceBusSends_EM3(t *testing.T) {
 // the message IDs of the accepted sends to accepted.
 func sbCrashRound(ctx context.Context, t *testing.T, dir string, round int, accepted map[string]bool) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKillNineKeepsAcceptedServiceBusSends_EM3$", "-test.count=1")
-	cmd.Env = append(os.Environ(), sbCrashDirEnv+"="+dir)
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	defer func() {
-		if !killed {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	}()
-	var amqpAddr, adminAddr string
-	sc := bufio.NewScanner(stdout)
-	for (amqpAddr == "" || adminAddr == "") && sc.Scan() {
-		if a, ok := strings.CutPrefix(sc.Text(), "amqp "); ok {
-			amqpAddr = dialable(a)
-		}
-		if a, ok := strings.CutPrefix(sc.Text(), "servicebusAdmin "); ok {
-			adminAddr = dialable(a)
-		}
-	}
-	if amqpAddr == "" || adminAddr == "" {
-		t.Fatalf("round %d: the child did not report its AMQP and admin addresses", round)
-	}
-	go io.Copy(io.Discard, stdout)
+	child := startChild(t, dir)
+	amqpAddr, adminAddr := child.addrs["amqp"], child.addrs["servicebusAdmin"]
 	if round == 0 {
 		if _, err := mustSBAdminAt(t, adminAddr).CreateQueue(ctx, "crash", nil); err != nil {
 			t.Fatalf("CreateQueue: %v", err)
@@ -183,21 +145,11 @@ func sbCrashRound(ctx context.Context, t *testing.T, dir string, round int, acce
 		}()
 	}
 	// Kill once a good number of sends are accepted.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	child.killWhen(1000, func() int {
 		mu.Lock()
-		done := n >= 1000
-		mu.Unlock()
-		if done || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	killed = true
+		defer mu.Unlock()
+		return n
+	})
 	stop()
 	wg.Wait()
 	total := 0
@@ -210,20 +162,4 @@ func sbCrashRound(ctx context.Context, t *testing.T, dir string, round int, acce
 	if total == 0 {
 		t.Fatalf("round %d: no send was accepted before the kill", round)
 	}
-}
-
-// sbCrashChild runs lapse on dir until it is killed.
-func sbCrashChild(dir string) {
-	m := NewMain()
-	m.Stderr = io.Discard
-	if err := m.ParseFlags(serveArgs(dir), noEnv); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	if err := m.Run(context.Background()); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	fmt.Printf("amqp %s\nservicebusAdmin %s\n", m.amqp.Addr(), m.sbAdmin.Addr())
-	select {}
 }
