@@ -141,6 +141,17 @@ func (s *Server) locked(ctx context.Context, ct *container, key string, fn func(
 	return commit.Wait(ctx)
 }
 
+// pointRequest finds the container and the partition key of a point
+// operation (a read, replace, delete or patch of one item, or a batch).
+func (s *Server) pointRequest(c *gin.Context) (*container, partitionKey, error) {
+	ct, err := s.lookupContainer(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	pk, err := pointKey(c, ct)
+	return ct, pk, err
+}
+
 // pointKey returns the partition key of a point operation: the header's,
 // which must have every component of the container's key.
 func pointKey(c *gin.Context, ct *container) (partitionKey, error) {
@@ -257,12 +268,7 @@ func lastSeq(s *Server, k core.EntityKey) uint64 {
 // readItem answers GET .../docs/{id}: the document, 404 when it is not
 // there or expired (CO-6), 304 when If-None-Match has its ETag.
 func (s *Server) readItem(c *gin.Context) {
-	ct, err := s.lookupContainer(c)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	pk, err := pointKey(c, ct)
+	ct, pk, err := s.pointRequest(c)
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -289,12 +295,7 @@ func (s *Server) readItem(c *gin.Context) {
 
 // replaceItem answers PUT .../docs/{id}.
 func (s *Server) replaceItem(c *gin.Context) {
-	ct, err := s.lookupContainer(c)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	pk, err := pointKey(c, ct)
+	ct, pk, err := s.pointRequest(c)
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -347,12 +348,7 @@ func (s *Server) replace(c *gin.Context, ct *container, d *doc, ifMatchETag stri
 
 // deleteItem answers DELETE .../docs/{id}.
 func (s *Server) deleteItem(c *gin.Context) {
-	ct, err := s.lookupContainer(c)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	pk, err := pointKey(c, ct)
+	ct, pk, err := s.pointRequest(c)
 	if err != nil {
 		s.writeError(c, err)
 		return

@@ -297,12 +297,7 @@ func replaceIn(doc *query.Object, path []string, arr []any) error {
 // stored document, if its condition holds (else 412), written as a new
 // version (its TTL restarts, CO-1).
 func (s *Server) patchItem(c *gin.Context) {
-	ct, err := s.lookupContainer(c)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	pk, err := pointKey(c, ct)
+	ct, pk, err := s.pointRequest(c)
 	if err != nil {
 		s.writeError(c, err)
 		return
