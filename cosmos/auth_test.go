@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/lapse-emulator/lapse/cosmos"
 )
@@ -81,5 +84,56 @@ func TestTLSWithTheServedCertificate(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"databaseAccountEndpoint":"`+endpoint+`"`) {
 		t.Fatalf("account over TLS: %s", b)
+	}
+}
+
+// emulatorToken makes a token as the official emulator takes them: a JWT
+// whose signature part is the key, valid from nbf to exp.
+func emulatorToken(key string, nbf, exp time.Time) string {
+	enc := base64.RawURLEncoding.EncodeToString
+	header := enc([]byte(`{"typ":"JWT","alg":"RS256","kid":"CosmosEmulatorPrimaryMaster"}`))
+	payload := enc([]byte(fmt.Sprintf(`{"appid":"localhost","tid":"EmulatorFederation","nbf":%d,"exp":%d}`, nbf.Unix(), exp.Unix())))
+	return header + "." + payload + "." + enc([]byte(key))
+}
+
+// tokenCredential hands out a fixed token.
+type tokenCredential string
+
+func (t tokenCredential) GetToken(context.Context, policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	return azcore.AccessToken{Token: string(t), ExpiresOn: time.Now().Add(time.Hour)}, nil
+}
+
+func TestEntraIDTokensAsTheEmulatorTakesThem(t *testing.T) {
+	f := MustServer(t)
+	f.MustContainer(f.MustDatabase("db"), "c", "/pk", nil)
+	now := time.Now()
+	for _, tc := range []struct {
+		name  string
+		token string
+		ok    bool
+	}{
+		{"Valid", emulatorToken(cosmos.EmulatorKey, now.Add(-time.Minute), now.Add(time.Hour)), true},
+		{"OtherKey", emulatorToken("bm90IHRoZSBrZXk=", now.Add(-time.Minute), now.Add(time.Hour)), false},
+		{"Expired", emulatorToken(cosmos.EmulatorKey, now.Add(-3*time.Hour), now.Add(-time.Hour)), false},
+		{"NotAJWT", "garbage", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client, err := azcosmos.NewClient(f.endpoint, tokenCredential(tc.token),
+				&azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: f.http, InsecureAllowCredentialWithHTTP: true,
+					// A refused account read is retried in the background
+					// otherwise, past the end of the test.
+					Retry: policy.RetryOptions{MaxRetries: -1}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cc, _ := client.NewContainer("db", "c")
+			_, err = cc.CreateItem(context.Background(), azcosmos.NewPartitionKeyString("p"), []byte(`{"id":"`+tc.name+`","pk":"p"}`), nil)
+			if tc.ok && err != nil {
+				t.Fatalf("a valid token: %v", err)
+			}
+			if !tc.ok && (err == nil || !strings.Contains(err.Error(), "401")) {
+				t.Fatalf("want 401, got %v", err)
+			}
+		})
 	}
 }
