@@ -59,12 +59,7 @@ func (s *Server) batch(c *gin.Context, ct *container) {
 	// Lock every stripe the batch touches, in order.
 	var stripes []int
 	for _, op := range ops {
-		mu := s.stripe(ct.key, itemKey(canon, op.id))
-		for i := range s.writes {
-			if &s.writes[i] == mu {
-				stripes = append(stripes, i)
-			}
-		}
+		stripes = append(stripes, s.stripe(ct.key, itemKey(canon, op.id)))
 	}
 	slices.Sort(stripes)
 	stripes = slices.Compact(stripes)

@@ -85,10 +85,6 @@ func (s *Server) page(ct *container, sc scope, from uint64, size int) (rows [][]
 	}
 	now := s.now()
 	switch {
-	case sc.key != "":
-		if it, ok, _ := s.cfg.Engine.Get(now, ct.key, sc.key); ok {
-			take(&it)
-		}
 	case sc.all || sc.partial:
 		s.cfg.Engine.Scan(now, ct.key, from, take)
 	default:

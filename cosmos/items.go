@@ -6,7 +6,6 @@ import (
 	"hash/fnv"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -44,13 +43,13 @@ func (s *Server) lookupContainer(c *gin.Context) (*container, error) {
 	return &container{resource: r, key: k}, nil
 }
 
-// stripe returns the lock that serializes read-check-write sequences on
-// item key of container k.
-func (s *Server) stripe(k core.EntityKey, key string) *sync.Mutex {
+// stripe returns the index of the lock in s.writes that serializes
+// read-check-write sequences on item key of container k.
+func (s *Server) stripe(k core.EntityKey, key string) int {
 	h := fnv.New32a()
 	h.Write([]byte(k.Name))
 	h.Write([]byte(key))
-	return &s.writes[h.Sum32()%uint32(len(s.writes))]
+	return int(h.Sum32() % uint32(len(s.writes)))
 }
 
 // doc is a document ready to be written.
@@ -131,7 +130,7 @@ func (s *Server) write(ct *container, d *doc, rid string, create bool) (core.Ite
 // locked runs fn, a read-check-write of item key of ct, holding the key's
 // stripe lock, then waits outside the lock for the commit fn returns.
 func (s *Server) locked(ctx context.Context, ct *container, key string, fn func() (*core.Commit, error)) error {
-	mu := s.stripe(ct.key, key)
+	mu := &s.writes[s.stripe(ct.key, key)]
 	mu.Lock()
 	commit, err := fn()
 	mu.Unlock()

@@ -242,7 +242,7 @@ func (s *Server) collect(ct *container, sc scope, from uint64) ([][]byte, error)
 		return docs, nil
 	case sc.partial:
 		err := s.cfg.Engine.Scan(now, ct.key, from, func(it *core.Item) bool {
-			if strings.HasPrefix(it.Group, sc.prefix) && (len(it.Group) == len(sc.prefix)+1 || it.Group[len(sc.prefix)] == ',' || sc.prefix == "[") {
+			if inPrefix(it.Group, sc.prefix) {
 				docs = append(docs, it.Body)
 			}
 			return true
