@@ -22,6 +22,9 @@ type batchOp struct {
 	id      string
 	ifMatch string
 	body    *query.Object
+	// pk is the partitionKey of a bulk operation (a JSON array in a
+	// string), "" in a transactional batch, whose key is the header's.
+	pk string
 }
 
 // batchResult is one operation's outcome.
@@ -45,6 +48,10 @@ type batchState struct {
 // succeeds together, or none is applied and the answer is 207 with the
 // failing operation's status and 424 for every other.
 func (s *Server) batch(c *gin.Context, ct *container) {
+	if strings.EqualFold(c.GetHeader("x-ms-cosmos-batch-atomic"), "false") {
+		s.bulk(c, ct)
+		return
+	}
 	pk, err := pointKey(c, ct)
 	if err != nil {
 		s.writeError(c, err)
@@ -116,6 +123,7 @@ func readBatch(c *gin.Context) ([]batchOp, error) {
 		op := batchOp{kind: strings.ToLower(kind)}
 		op.id, _ = getString(o, "id")
 		op.ifMatch, _ = getString(o, "ifMatch")
+		op.pk, _ = getString(o, "partitionKey")
 		if body, ok := o.Get("resourceBody"); ok {
 			if arr, isArr := body.([]any); isArr && op.kind == "patch" {
 				body = patchBody(arr)
@@ -311,4 +319,85 @@ func batchBody(results []batchResult, minimal bool) []byte {
 		b = append(b, '}')
 	}
 	return append(b, ']')
+}
+
+// bulk answers a non-atomic batch (x-ms-cosmos-batch-atomic: False), what
+// the SDKs' bulk executors send a partition key range at a time: each
+// operation carries its own partitionKey and succeeds or fails on its own.
+// After a failure the rest still run, unless the client says
+// x-ms-cosmos-batch-continue-on-error: False; then they are 424. The
+// answer is 207 when an operation failed, else 200.
+func (s *Server) bulk(c *gin.Context, ct *container) {
+	ops, err := readBatch(c)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	stopOnError := strings.EqualFold(c.GetHeader("x-ms-cosmos-batch-continue-on-error"), "false")
+	results := make([]batchResult, len(ops))
+	var commits []*core.Commit
+	failed := false
+	for i, op := range ops {
+		if failed && stopOnError {
+			results[i] = batchResult{status: http.StatusFailedDependency}
+			continue
+		}
+		res, commit, err := s.bulkOp(ct, op)
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+		results[i] = res
+		failed = failed || res.status >= 400
+		if commit != nil {
+			commits = append(commits, commit)
+		}
+	}
+	for _, commit := range commits {
+		if err := commit.Wait(c.Request.Context()); err != nil {
+			s.writeError(c, err)
+			return
+		}
+	}
+	status := http.StatusOK
+	if failed {
+		status = http.StatusMultiStatus
+	}
+	s.itemHeaders(c, ct)
+	c.Data(status, "application/json", batchBody(results, isMinimal(c)))
+}
+
+// bulkOp runs one operation of a bulk request, as a batch of its own under
+// its own partition key; its failure is its result, not an error.
+func (s *Server) bulkOp(ct *container, op batchOp) (batchResult, *core.Commit, error) {
+	v, err := query.Decode([]byte(fixBigEscapes(op.pk)))
+	arr, ok := v.([]any)
+	if err != nil || !ok {
+		return batchResult{status: http.StatusBadRequest}, nil, nil
+	}
+	pk := partitionKey(arr)
+	if ct.meta.PartitionKey == nil {
+		pk = partitionKey{}
+	} else if len(pk) != ct.meta.PartitionKey.paths() {
+		return batchResult{status: http.StatusBadRequest}, nil, nil
+	}
+	mu := &s.writes[s.stripe(ct.key, itemKey(pk.canon(), bulkID(op)))]
+	mu.Lock()
+	defer mu.Unlock()
+	results, puts, removes, failed := s.plan(ct, pk, []batchOp{op})
+	if failed >= 0 || len(puts) == 0 && len(removes) == 0 {
+		return results[0], nil, nil
+	}
+	_, commit, err := s.cfg.Engine.Write(s.now(), ct.key, removes, puts)
+	return results[0], commit, err
+}
+
+// bulkID is the id of the item an operation is about: its own, or its
+// document's.
+func bulkID(op batchOp) string {
+	if op.id == "" && op.body != nil {
+		id, _ := getString(op.body, "id")
+		return id
+	}
+	return op.id
 }

@@ -131,6 +131,11 @@ func TestJSClient_Scenarios(t *testing.T) {
 		Failed batchResult
 		After  struct{ Fresh, Up, NewV, Gone, OldV int }
 	}
+	type bulk struct {
+		Statuses []int
+		Legacy   []int
+		After    struct{ A, Old, B int }
+	}
 	type query struct {
 		Params          []string
 		Paged           [][]string
@@ -268,6 +273,11 @@ func TestJSClient_Scenarios(t *testing.T) {
 				Failed: batchResult{Code: 207, Statuses: []int{424, 409, 424}},
 			}
 			w.After.Fresh, w.After.Up, w.After.NewV, w.After.Gone, w.After.OldV = 404, 2, 11, 404, 3
+			return w
+		}()},
+		{name: "bulk", want: func() bulk {
+			w := bulk{Statuses: []int{201, 409, 200, 200, 404, 200}, Legacy: []int{201, 200}}
+			w.After.A, w.After.Old, w.After.B = 6, 3, 200
 			return w
 		}()},
 		{name: "query", want: query{

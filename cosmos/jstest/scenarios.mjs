@@ -300,6 +300,33 @@ const scenarios = {
     return out;
   },
 
+  // Bulk (non-atomic batches across partitions): executeBulkOperations and
+  // the older bulk, each operation on its own; a failure stops nothing.
+  async bulk(client) {
+    const c = await pkContainer(client);
+    await c.items.create({ id: "old", pk: "p2", v: 1 });
+    const res = await c.items.executeBulkOperations([
+      { operationType: BulkOperationType.Create, partitionKey: "p1", resourceBody: { id: "a", pk: "p1", v: 1 } },
+      { operationType: BulkOperationType.Create, partitionKey: "p2", resourceBody: { id: "old", pk: "p2" } },
+      { operationType: BulkOperationType.Upsert, partitionKey: "p2", resourceBody: { id: "old", pk: "p2", v: 2 } },
+      { operationType: BulkOperationType.Read, id: "a", partitionKey: "p1" },
+      { operationType: BulkOperationType.Delete, id: "missing", partitionKey: "p1" },
+      { operationType: BulkOperationType.Patch, id: "a", partitionKey: "p1", resourceBody: { operations: [{ op: "incr", path: "/v", value: 5 }] } },
+    ]);
+    const out = { statuses: res.map((r) => r.response?.statusCode ?? r.error?.code ?? null) };
+    const legacy = await c.items.bulk([
+      { operationType: BulkOperationType.Create, resourceBody: { id: "b", pk: "p3" } },
+      { operationType: BulkOperationType.Replace, id: "old", resourceBody: { id: "old", pk: "p2", v: 3 } },
+    ]);
+    out.legacy = legacy.map((r) => r.statusCode);
+    out.after = {
+      a: (await c.item("a", "p1").read()).resource.v,
+      old: (await c.item("old", "p2").read()).resource.v,
+      b: (await c.item("b", "p3").read()).statusCode,
+    };
+    return out;
+  },
+
   // Queries in one partition: parameters, and paging with maxItemCount,
   // fetchNext and a continuation token taken up by a new iterator.
   async query(client) {
