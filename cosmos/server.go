@@ -3,11 +3,9 @@ package cosmos
 import (
 	"crypto/tls"
 	"encoding/base64"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -96,7 +94,7 @@ func (s *Server) routes() http.Handler {
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
 	r.HandleMethodNotAllowed = true
-	r.Use(s.recovery(), s.common())
+	r.Use(httpserver.Recovery(s.log, "cosmos", s.writeError), s.common())
 	r.NoRoute(func(c *gin.Context) { s.writeError(c, errNotFound()) })
 	r.NoMethod(func(c *gin.Context) {
 		s.writeError(c, errorf(http.StatusMethodNotAllowed, "The requested verb is not supported."))
@@ -172,29 +170,6 @@ func (s *Server) common() gin.HandlerFunc {
 		h.Set("x-ms-schemaversion", "1.19")
 		h.Set("x-ms-cosmos-llsn", "1")
 		h.Set("lsn", "1")
-		c.Next()
-	}
-}
-
-// recovery turns a panic in a handler into a 500 with no detail, and logs
-// it.
-func (s *Server) recovery() gin.HandlerFunc {
-	return func(c *gin.Context) {
-		defer func() {
-			r := recover()
-			if r == nil {
-				return
-			}
-			if r == http.ErrAbortHandler {
-				panic(r)
-			}
-			s.log.Error("cosmos panic", "method", c.Request.Method, "path", c.Request.URL.Path,
-				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			if !c.Writer.Written() {
-				s.writeError(c, fmt.Errorf("panic: %v", r))
-			}
-			c.Abort()
-		}()
 		c.Next()
 	}
 }

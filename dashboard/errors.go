@@ -3,11 +3,9 @@ package dashboard
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 
 	"github.com/gin-gonic/gin"
 	"github.com/lapse-emulator/lapse/core"
@@ -62,28 +60,6 @@ func (s *Server) writeError(c *gin.Context, err error) {
 		s.log.Error("control API internal error", "method", c.Request.Method, "path", c.Request.URL.Path, "err", err)
 	}
 	c.AbortWithStatusJSON(status, gin.H{"error": core.ErrorMessage(err)})
-}
-
-// recovery turns a panic in a handler into a 500 with no detail, and logs it.
-func (s *Server) recovery() gin.HandlerFunc {
-	return func(c *gin.Context) {
-		defer func() {
-			r := recover()
-			if r == nil {
-				return
-			}
-			if r == http.ErrAbortHandler {
-				panic(r)
-			}
-			s.log.Error("control API panic", "method", c.Request.Method, "path", c.Request.URL.Path,
-				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			if !c.Writer.Written() {
-				s.writeError(c, fmt.Errorf("panic: %v", r))
-			}
-			c.Abort()
-		}()
-		c.Next()
-	}
 }
 
 // logRequests logs one line per request: debug level, error for a 5xx.

@@ -78,7 +78,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) routes() http.Handler {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
-	r.Use(s.recovery(), s.logRequests())
+	r.Use(httpserver.Recovery(s.log, "control API", s.writeError), s.logRequests())
 	r.NoRoute(func(c *gin.Context) {
 		s.writeError(c, core.Errorf(core.ENOTFOUND, "no such endpoint: %s %s", c.Request.Method, c.Request.URL.Path))
 	})

@@ -1,7 +1,6 @@
 package rabbitmq
 
 import (
-	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -93,7 +92,7 @@ func (m *Management) routes() http.Handler {
 	r.UseEscapedPath = true
 	r.UnescapePathValues = false
 	r.HandleMethodNotAllowed = true
-	r.Use(m.recovery(), m.logRequests())
+	r.Use(httpserver.Recovery(m.log, "RabbitMQ management API", m.writeError), m.logRequests())
 	r.NoRoute(func(c *gin.Context) { m.writeError(c, errObjectNotFound) })
 	r.NoMethod(func(c *gin.Context) { m.writeError(c, errMethodNotAllowed) })
 
@@ -277,28 +276,6 @@ func (m *Management) pathVhost(c *gin.Context) (string, bool) {
 // param returns a path segment, percent-decoded.
 func (m *Management) param(c *gin.Context, key string) string {
 	return unescapeSegment(c.Param(key))
-}
-
-// recovery turns a panic in a handler into a 500 with no detail, and logs it.
-func (m *Management) recovery() gin.HandlerFunc {
-	return func(c *gin.Context) {
-		defer func() {
-			r := recover()
-			if r == nil {
-				return
-			}
-			if r == http.ErrAbortHandler {
-				panic(r)
-			}
-			m.log.Error("RabbitMQ management API panic", "method", c.Request.Method, "path", c.Request.URL.Path,
-				"panic", r)
-			if !c.Writer.Written() {
-				m.writeError(c, errors.New("panic"))
-			}
-			c.Abort()
-		}()
-		c.Next()
-	}
 }
 
 // logRequests logs one line per request: debug level, error for a 5xx.
