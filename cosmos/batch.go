@@ -229,7 +229,7 @@ func (s *Server) planOp(ct *container, pk partitionKey, op batchOp, state func(s
 		}
 		st := state(op.id)
 		if !st.exists {
-			return planned{}, errNotFound()
+			return planned{}, errItemNotFound()
 		}
 		if !ifMatch(op.ifMatch, st.etag) {
 			return planned{}, errPrecondition()

@@ -63,6 +63,10 @@ var (
 	errNotFound = func() *apiError {
 		return errorf(http.StatusNotFound, "Resource Not Found. Learn more: https://aka.ms/cosmosdb-tsg-not-found")
 	}
+	// errItemNotFound is an item's 404, in the service's words for items.
+	errItemNotFound = func() *apiError {
+		return errorf(http.StatusNotFound, "Entity with the specified id does not exist in the system. More info: https://aka.ms/cosmosdb-tsg-not-found")
+	}
 	errConflict = func() *apiError {
 		return errorf(http.StatusConflict, "Entity with the specified id already exists in the system.")
 	}

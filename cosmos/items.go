@@ -278,7 +278,7 @@ func (s *Server) readItem(c *gin.Context) {
 		return
 	}
 	if !ok {
-		s.writeError(c, errNotFound())
+		s.writeError(c, errItemNotFound())
 		return
 	}
 	etag, _ := splitMeta(it.Meta)
@@ -332,7 +332,7 @@ func (s *Server) replace(c *gin.Context, ct *container, d *doc, ifMatchETag stri
 			return nil, err
 		}
 		if !ok {
-			return nil, errNotFound()
+			return nil, errItemNotFound()
 		}
 		oldETag, rid := splitMeta(old.Meta)
 		if !ifMatch(ifMatchETag, oldETag) {
@@ -360,13 +360,17 @@ func (s *Server) deleteItem(c *gin.Context) {
 				return nil, err
 			}
 			if !ok {
-				return nil, errNotFound()
+				return nil, errItemNotFound()
 			}
 			if etag, _ := splitMeta(old.Meta); etag != h {
 				return nil, errPrecondition()
 			}
 		}
-		return s.cfg.Engine.RemoveKey(s.now(), ct.key, key)
+		commit, err := s.cfg.Engine.RemoveKey(s.now(), ct.key, key)
+		if core.ErrorCode(err) == core.ENOTFOUND {
+			return nil, errItemNotFound()
+		}
+		return commit, err
 	})
 	if err != nil {
 		s.writeError(c, err)

@@ -335,7 +335,7 @@ func (s *Server) patch(c *gin.Context, ct *container, pk partitionKey, id string
 			return nil, err
 		}
 		if !ok {
-			return nil, errNotFound()
+			return nil, errItemNotFound()
 		}
 		oldETag, rid := splitMeta(old.Meta)
 		if !ifMatch(ifMatchETag, oldETag) {
