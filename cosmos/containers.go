@@ -61,36 +61,17 @@ func (s *Server) postContainers(c *gin.Context) {
 	writeResource(c, http.StatusCreated, etagOf(m.Resource), m.Resource, true)
 }
 
-// containerEntity checks a container's properties and makes its entity:
-// the policy from its defaultTtl (CO-2..CO-5), its resource with the
-// service's defaults and system properties, under database db.
+// containerEntity checks a container's properties and makes its entity,
+// under database db (containerProps).
 func (s *Server) containerEntity(db *resource, o *query.Object, offer *offerState) (meta, core.Entity, error) {
 	id, err := checkName(o)
 	if err != nil {
 		return meta{}, core.Entity{}, err
 	}
-	pk, err := readPartitionKeyDef(o)
+	m, policy, settings, err := s.containerProps(o, newRID(db.meta.RID, 4), offer)
 	if err != nil {
 		return meta{}, core.Entity{}, err
 	}
-	policy, settings, err := containerPolicy(o)
-	if err != nil {
-		return meta{}, core.Entity{}, err
-	}
-	if pk != nil {
-		settings = append(settings, core.Setting{Key: "partitionKey", Value: strings.Join(pk.Paths, ", ")})
-	}
-	settings = append(settings, offerSettings(offer)...)
-	fillDefault(o, "indexingPolicy", defaultIndexingPolicy)
-	fillDefault(o, "conflictResolutionPolicy", defaultConflictPolicy)
-	fillDefault(o, "geospatialConfig", defaultGeospatialConfig)
-	now := s.now()
-	rid := newRID(db.meta.RID, 4)
-	self := "dbs/" + db.rid() + "/colls/" + ridText(rid) + "/"
-	stamp(o, ridText(rid), self, s.etags.next(), "", []string{
-		"_docs", "docs/", "_sprocs", "sprocs/", "_triggers", "triggers/", "_udfs", "udfs/", "_conflicts", "conflicts/",
-	}, now)
-	m := meta{RID: rid, Resource: query.AppendJSON(nil, o), PartitionKey: pk, Offer: offer}
 	mb, err := json.Marshal(m)
 	if err != nil {
 		return meta{}, core.Entity{}, err
@@ -99,6 +80,33 @@ func (s *Server) containerEntity(db *resource, o *query.Object, offer *offerStat
 		EntityKey: collKey(db.en.Name, id), Kind: kindContainer, Parent: db.en.Name, Durable: true,
 		Policy: policy, Settings: settings, Meta: mb,
 	}, nil
+}
+
+// containerProps checks a container's properties o and makes what its
+// entity holds: the policy from its defaultTtl (CO-2..CO-5), its settings,
+// and its resource with the service's defaults and system properties, with
+// _rid rid (its database's 4 bytes and 4 of its own) and offer.
+func (s *Server) containerProps(o *query.Object, rid []byte, offer *offerState) (meta, core.Policy, []core.Setting, error) {
+	pk, err := readPartitionKeyDef(o)
+	if err != nil {
+		return meta{}, core.Policy{}, nil, err
+	}
+	policy, settings, err := containerPolicy(o)
+	if err != nil {
+		return meta{}, core.Policy{}, nil, err
+	}
+	if pk != nil {
+		settings = append(settings, core.Setting{Key: "partitionKey", Value: strings.Join(pk.Paths, ", ")})
+	}
+	settings = append(settings, offerSettings(offer)...)
+	fillDefault(o, "indexingPolicy", defaultIndexingPolicy)
+	fillDefault(o, "conflictResolutionPolicy", defaultConflictPolicy)
+	fillDefault(o, "geospatialConfig", defaultGeospatialConfig)
+	self := "dbs/" + ridText(rid[:4]) + "/colls/" + ridText(rid) + "/"
+	stamp(o, ridText(rid), self, s.etags.next(), "", []string{
+		"_docs", "docs/", "_sprocs", "sprocs/", "_triggers", "triggers/", "_udfs", "udfs/", "_conflicts", "conflicts/",
+	}, s.now())
+	return meta{RID: rid, Resource: query.AppendJSON(nil, o), PartitionKey: pk, Offer: offer}, policy, settings, nil
 }
 
 // containerPolicy reads defaultTtl into the container's core policy, with
@@ -215,34 +223,15 @@ func (s *Server) replaceContainer(c *gin.Context) {
 		s.writeError(c, errPrecondition())
 		return
 	}
-	pk, err := readPartitionKeyDef(o)
+	m, policy, settings, err := s.containerProps(o, old.meta.RID, old.meta.Offer)
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
-	if !samePaths(pk, old.meta.PartitionKey) {
+	if !samePaths(m.PartitionKey, old.meta.PartitionKey) {
 		s.writeError(c, errorf(http.StatusBadRequest, "Partition key paths cannot be changed."))
 		return
 	}
-	policy, settings, err := containerPolicy(o)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	if pk != nil {
-		settings = append(settings, core.Setting{Key: "partitionKey", Value: strings.Join(pk.Paths, ", ")})
-	}
-	settings = append(settings, offerSettings(old.meta.Offer)...)
-	fillDefault(o, "indexingPolicy", defaultIndexingPolicy)
-	fillDefault(o, "conflictResolutionPolicy", defaultConflictPolicy)
-	fillDefault(o, "geospatialConfig", defaultGeospatialConfig)
-	self := "dbs/" + ridText(old.meta.RID[:4]) + "/colls/" + old.rid() + "/"
-	stamp(o, old.rid(), self, s.etags.next(), "", []string{
-		"_docs", "docs/", "_sprocs", "sprocs/", "_triggers", "triggers/", "_udfs", "udfs/", "_conflicts", "conflicts/",
-	}, s.now())
-	m := old.meta
-	m.Resource = query.AppendJSON(nil, o)
-	m.PartitionKey = pk
 	mb, err := json.Marshal(m)
 	if err != nil {
 		s.writeError(c, err)

@@ -72,7 +72,7 @@ func (s *Server) page(ct *container, sc scope, from uint64, size int) (rows [][]
 		if it.Seq < from {
 			return true
 		}
-		if size > 0 && len(rows) == size || size == 0 && len(rows) > 0 && bytes+len(it.Body) > maxPageBytes {
+		if pageFull(size, len(rows), bytes, len(it.Body)) {
 			next = it.Seq
 			return false
 		}
@@ -145,7 +145,7 @@ func (s *Server) changeFeed(c *gin.Context, ct *container) {
 		if it.Seq <= after || sc.partial && !inPrefix(it.Group, sc.prefix) || !since.IsZero() && it.ModifiedAt.Before(since) {
 			return true
 		}
-		if size > 0 && len(rows) == size || size == 0 && len(rows) > 0 && bytes+len(it.Body) > maxPageBytes {
+		if pageFull(size, len(rows), bytes, len(it.Body)) {
 			return false
 		}
 		rows = append(rows, it.Body)

@@ -142,6 +142,16 @@ func pageSize(c *gin.Context) (int, error) {
 	return n, nil
 }
 
+// pageFull reports whether a page of n rows of bytes bytes has no room for
+// a row of next bytes: size rows, or with size 0 (as many as fit)
+// maxPageBytes, though never fewer than one row.
+func pageFull(size, n, bytes, next int) bool {
+	if size > 0 {
+		return n == size
+	}
+	return n > 0 && bytes+next > maxPageBytes
+}
+
 // continuationPrefix starts lapse's continuation tokens: the number of rows
 // of the result already returned.
 const continuationPrefix = "lapse:"
@@ -299,7 +309,7 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 		if seen <= skip {
 			return true
 		}
-		if size > 0 && len(rows) == size || size == 0 && len(rows) > 0 && bytes+len(row) > maxPageBytes {
+		if pageFull(size, len(rows), bytes, len(row)) {
 			more = true
 			return false
 		}
