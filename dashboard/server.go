@@ -1,17 +1,19 @@
 // Package dashboard serves lapse's control API on the control port: the
 // clock (EM-1), the event log (EM-2), every entity with its items and
 // computed expiries, reset, the addresses of every listener, and /healthz.
-// The web UI will join it here.
+// The web UI (pages.go) is served beside it, and /metrics.
 package dashboard
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/httpserver"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Config is what a Server needs.
@@ -30,7 +32,22 @@ type Config struct {
 	// OnReset runs after POST /api/reset dropped everything, to bring back
 	// what the configuration files declare. nil does nothing.
 	OnReset func(ctx context.Context) error
+	// Registry is the Prometheus registry GET /metrics serves; NewServer
+	// registers lapse's collectors in it. nil makes a private one.
+	Registry *prometheus.Registry
+	// Connections returns the open client connections per protocol
+	// ("servicebus", "rabbitmq", "cosmos") for the metrics; nil for none.
+	Connections func() map[string]int
+	// Queries runs a protocol's query language against one of its
+	// entities, for the data explorer (Cosmos DB SQL over a container),
+	// keyed by protocol.
+	Queries map[string]QueryFunc
 }
+
+// QueryFunc runs query against the entity named name and returns at most
+// max rows as JSON. A query the protocol refuses is a core.EINVALID error
+// whose text says why.
+type QueryFunc func(ctx context.Context, name, query string, max int) ([]json.RawMessage, error)
 
 // Info is the body of GET /api/info.
 type Info struct {
@@ -100,6 +117,9 @@ func (s *Server) routes() http.Handler {
 	// name and the trailing /items come together and getItems splits them.
 	api.GET("/entities/:protocol/*rest", s.getItems)
 	api.POST("/reset", s.reset)
+	s.metricsRoutes(r)
+	s.itemRoutes(api)
+	s.pageRoutes(r)
 	return r
 }
 
