@@ -38,6 +38,11 @@
 //   - reports uses that renew idle leases with Touch and consumer counts
 //     with Consumers; sends, receives and peeks count by themselves.
 //
+// For people (the dashboard), the Describe hook says what an item is in
+// the protocol's words, and whether it is a dead letter and from where
+// (Describe, DeadLetters); the Resubmit hook says where a dead letter goes
+// back to, and Resubmit and ResubmitAll move it there in one change.
+//
 // A call that changes durable state returns a *Commit: acknowledge to the
 // client (publisher confirm, accepted disposition, HTTP 201) only after
 // Commit.Wait returns nil (EM-3). Body and Meta handed to the engine belong

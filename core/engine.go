@@ -75,6 +75,22 @@ type ProtocolHooks struct {
 	// down is applied, so that dead letters of that time find their way
 	// (RB-13). It runs inside the engine's lock: it must not call the Engine.
 	Recovered func([]Entity)
+	// Describe says what item it of entity ent is in the protocol's own
+	// words, for people (Engine.Describe, Engine.DeadLetters): its
+	// properties and, for a dead letter, why it died and where it came
+	// from. It must be pure and quick: it may run inside the engine's lock,
+	// must not call the Engine, and must not modify ent or it.
+	Describe func(ent *Entity, it *Item) Description
+	// Resubmit says where dead letter it of entity dlq goes back to (the
+	// name of an entity of the same protocol) and what it becomes there:
+	// the Key, Group, Body, Meta, TTL, Persistent and DeliveryCount of out
+	// are enqueued, active, as a new item (Engine.Resubmit). An item that
+	// is not a dead letter is an EINVALID error. It runs inside the
+	// engine's lock: like a DeadLetterFunc it must not block nor call the
+	// Engine, and it must not modify the Body or Meta of it (out gets new
+	// slices for what changes). A protocol without it has no dead letters
+	// to resubmit.
+	Resubmit func(dlq *Entity, it Item) (to string, out Item, err error)
 }
 
 // NewEngine returns an empty engine. Call Register for each protocol, then
