@@ -89,6 +89,8 @@ func (s *Server) Hooks() core.ProtocolHooks {
 		Available:  s.available,
 		Deleted:    s.deleted,
 		Recovered:  s.recovered,
+		Describe:   describe,
+		Resubmit:   resubmit,
 	}
 }
 
