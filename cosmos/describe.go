@@ -1,0 +1,43 @@
+package cosmos
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/lapse-emulator/lapse/core"
+)
+
+// Hooks are the server's hooks for core.Engine.Register: items described
+// for the dashboard. Cosmos DB has no dead letters, so nothing else.
+func (s *Server) Hooks() core.ProtocolHooks {
+	return core.ProtocolHooks{Describe: describe}
+}
+
+// describe is the engine's Describe hook: an item's id, partition key and
+// system properties (_rid, _etag, _ts) and its own ttl, if it has one.
+func describe(ent *core.Entity, it *core.Item) core.Description {
+	if ent.Kind != kindContainer {
+		return core.Description{}
+	}
+	etag, rid := splitMeta(it.Meta)
+	var sys struct {
+		TS  json.RawMessage `json:"_ts"`
+		TTL json.RawMessage `json:"ttl"`
+	}
+	json.Unmarshal(it.Body, &sys) // a stored item is a JSON object
+	var out []core.Setting
+	add := func(k, v string) {
+		if v != "" {
+			out = append(out, core.Setting{Key: k, Value: v})
+		}
+	}
+	if id, ok := strings.CutPrefix(it.Key, it.Group); ok {
+		add("id", id)
+	}
+	add("partitionKey", it.Group)
+	add("_rid", rid)
+	add("_etag", etag)
+	add("_ts", string(sys.TS))
+	add("ttl", string(sys.TTL))
+	return core.Description{Properties: out}
+}
