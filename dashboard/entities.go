@@ -73,6 +73,11 @@ type ItemView struct {
 	Body          string     `json:"body"`
 	BodyText      *string    `json:"bodyText,omitempty"`
 	Meta          string     `json:"meta,omitempty"`
+	// Properties are the item's properties in its protocol's words
+	// ("MessageID", "content_type", "_etag"), and DeadLetter says, for a
+	// dead letter, why it died and where from (core.Engine.Describe).
+	Properties []core.Setting  `json:"properties,omitempty"`
+	DeadLetter *DeadLetterView `json:"deadLetter,omitempty"`
 }
 
 // previewRunes is how many characters BodyText shows.
@@ -107,16 +112,32 @@ func (s *Server) getItems(c *gin.Context) {
 			return
 		}
 	}
-	items, err := s.cfg.Engine.Items(s.cfg.Clock.Now(), core.EntityKey{Protocol: c.Param("protocol"), Name: name}, int(min(limit, maxLimit)))
+	k := core.EntityKey{Protocol: c.Param("protocol"), Name: name}
+	items, err := s.cfg.Engine.Items(s.cfg.Clock.Now(), k, int(min(limit, maxLimit)))
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
+	c.JSON(http.StatusOK, s.itemViews(k, items))
+}
+
+// itemViews returns the views of items of entity k, each described by its
+// protocol (properties, dead letter).
+func (s *Server) itemViews(k core.EntityKey, items []core.Item) []ItemView {
 	out := make([]ItemView, len(items))
 	for i := range items {
 		out[i] = itemView(&items[i])
+		out[i].describe(s.cfg.Engine.Describe(k, &items[i]))
 	}
-	c.JSON(http.StatusOK, out)
+	return out
+}
+
+// describe adds an item's description to its view.
+func (v *ItemView) describe(d core.Description) {
+	v.Properties = d.Properties
+	if dl := d.DeadLetter; dl != nil {
+		v.DeadLetter = &DeadLetterView{Reason: dl.Reason, Description: dl.Description, Source: dl.Source, Rule: dl.Rule}
+	}
 }
 
 func entityView(in core.EntityInfo) EntityView {
