@@ -103,6 +103,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		Logger:  log.With("listener", "control"),
 		Info:    m.info,
 		OnReset: m.declareConfigured,
+		Queries: map[string]dashboard.QueryFunc{core.Cosmos: m.queryCosmos},
 	})
 	if err := m.Control.Open(); err != nil {
 		return err
