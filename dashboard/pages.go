@@ -1,6 +1,293 @@
 package dashboard
 
-import "github.com/gin-gonic/gin"
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
 
-// pageRoutes serves the web UI.
-func (s *Server) pageRoutes(r *gin.Engine) {}
+	"github.com/gin-gonic/gin"
+	"github.com/lapse-emulator/lapse/core"
+)
+
+// web holds the UI: one template per page over layout.html, the static
+// assets, and SEMANTICS.md for the rule texts. Everything is embedded, so
+// the dashboard works offline.
+//
+//go:embed web
+var web embed.FS
+
+// pages are the UI's templates, parsed once per Server.
+type pages struct {
+	sets  map[string]*template.Template // by page name
+	rules []Rule
+	rule  map[string]*Rule
+}
+
+// pageNames are the pages; each web/<name>.html defines "content" and may
+// define fragments that its live regions reload.
+var pageNames = []string{"overview", "entity", "deadletters", "events", "timeline", "explorer", "rules"}
+
+func loadPages() (*pages, error) {
+	md, err := fs.ReadFile(web, "web/semantics.md")
+	if err != nil {
+		return nil, err
+	}
+	p := &pages{sets: map[string]*template.Template{}, rules: parseRules(string(md)), rule: map[string]*Rule{}}
+	for i := range p.rules {
+		p.rule[p.rules[i].ID] = &p.rules[i]
+	}
+	funcs := template.FuncMap{
+		"ts":         formatTime,
+		"iso":        isoTime,
+		"entityURL":  entityURL,
+		"apiEntity":  apiEntity,
+		"q":          url.QueryEscape,
+		"protoTitle": protocolTitle,
+		"ruleTitle": func(id string) string {
+			if r := p.rule[id]; r != nil {
+				return id + ": " + plainText(r.Text)
+			}
+			return id
+		},
+		"bytes": formatBytes,
+		"add":   func(a, b int) int { return a + b },
+		"short": shortName,
+	}
+	for _, name := range pageNames {
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(web, "web/layout.html", "web/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("dashboard page %s: %w", name, err)
+		}
+		p.sets[name] = t
+	}
+	return p, nil
+}
+
+// pageRoutes serves the web UI: the pages, the fragments their live regions
+// reload, and the static assets.
+func (s *Server) pageRoutes(r *gin.Engine) {
+	static, err := fs.Sub(web, "web/static")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	r.StaticFS("/static", http.FS(static))
+	r.GET("/", s.page("overview", "Overview", s.overviewData))
+	r.GET("/entity", s.page("entity", "Entity", s.entityData))
+	r.GET("/deadletters", s.page("deadletters", "Dead letters", s.deadLettersData))
+	r.GET("/events", s.page("events", "Event log", s.eventsData))
+	r.GET("/timeline", s.page("timeline", "Timeline", s.timelineData))
+	r.GET("/explorer", s.page("explorer", "Data explorer", s.explorerData))
+	r.GET("/rules", s.page("rules", "Rules", func(*gin.Context) (any, error) { return s.ui.rules, nil }))
+	r.GET("/fragments/:name", s.fragment)
+	r.GET("/api/stream", s.stream)
+	r.GET("/api/timeline", s.getTimeline)
+}
+
+// pageData is what layout.html gets.
+type pageData struct {
+	Page  string
+	Title string
+	Clock ClockState
+	Query url.Values
+	Data  any
+}
+
+func (s *Server) page(name, title string, data func(*gin.Context) (any, error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		d, err := data(c)
+		if err != nil {
+			s.writePageError(c, err)
+			return
+		}
+		if t, ok := d.(titled); ok {
+			title = t.pageTitle()
+		}
+		s.render(c, s.ui.sets[name], "layout.html", pageData{
+			Page: name, Title: title, Clock: s.clockState(s.cfg.Clock.Now()), Query: c.Request.URL.Query(), Data: d,
+		})
+	}
+}
+
+// titled data names its page.
+type titled interface{ pageTitle() string }
+
+// fragments are the parts of pages that reload live: name -> page and data.
+var fragments = map[string]string{
+	"overview":    "overview",
+	"entity":      "entity",
+	"items":       "entity",
+	"deadletters": "deadletters",
+	"events":      "events",
+	"timeline":    "timeline",
+}
+
+// fragment answers GET /fragments/{name}?...: one live region of a page,
+// rendered with the same data as the page.
+func (s *Server) fragment(c *gin.Context) {
+	name := c.Param("name")
+	pg, ok := fragments[name]
+	if !ok {
+		s.writeError(c, core.Errorf(core.ENOTFOUND, "no such fragment %q", name))
+		return
+	}
+	var d any
+	var err error
+	switch pg {
+	case "overview":
+		d, err = s.overviewData(c)
+	case "entity":
+		d, err = s.entityData(c)
+	case "deadletters":
+		d, err = s.deadLettersData(c)
+	case "events":
+		d, err = s.eventsData(c)
+	case "timeline":
+		d, err = s.timelineData(c)
+	}
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	s.render(c, s.ui.sets[pg], name+"-fragment", pageData{Page: pg, Clock: s.clockState(s.cfg.Clock.Now()), Query: c.Request.URL.Query(), Data: d})
+}
+
+func (s *Server) render(c *gin.Context, t *template.Template, name string, d pageData) {
+	var b bytes.Buffer
+	if err := t.ExecuteTemplate(&b, name, d); err != nil {
+		s.writePageError(c, core.Errorf(core.EINTERNAL, "rendering %s: %v", name, err))
+		return
+	}
+	c.Header("Cache-Control", "no-store")
+	c.Data(http.StatusOK, "text/html; charset=utf-8", b.Bytes())
+}
+
+// writePageError answers a page request that failed with a small page
+// saying why (a JSON error for the fragments, which scripts read).
+func (s *Server) writePageError(c *gin.Context, err error) {
+	status := httpStatus(core.ErrorCode(err))
+	if status == http.StatusInternalServerError {
+		s.log.Error("dashboard page error", "path", c.Request.URL.Path, "err", err)
+	}
+	msg := core.ErrorMessage(err)
+	c.Data(status, "text/html; charset=utf-8", []byte(`<!doctype html><meta charset="utf-8"><title>lapse</title>`+
+		`<link rel="stylesheet" href="/static/app.css"><main class="page"><h1>`+http.StatusText(status)+`</h1><p class="error">`+
+		template.HTMLEscapeString(msg)+`</p><p><a href="/">Back to the overview</a></p></main>`))
+}
+
+// formatTime writes a time for people, in UTC to the millisecond; "" for
+// the zero time.
+func formatTime(t any) string {
+	switch v := t.(type) {
+	case time.Time:
+		if v.IsZero() {
+			return ""
+		}
+		return v.UTC().Format("2006-01-02 15:04:05.000")
+	case *time.Time:
+		if v == nil {
+			return ""
+		}
+		return formatTime(*v)
+	}
+	return ""
+}
+
+// isoTime writes a time for scripts (data-due attributes); "" for none.
+func isoTime(t any) string {
+	switch v := t.(type) {
+	case time.Time:
+		if v.IsZero() {
+			return ""
+		}
+		return v.UTC().Format(time.RFC3339Nano)
+	case *time.Time:
+		if v == nil {
+			return ""
+		}
+		return isoTime(*v)
+	}
+	return ""
+}
+
+// entityURL is the entity page's address.
+func entityURL(protocol, name string) string {
+	return "/entity?protocol=" + url.QueryEscape(protocol) + "&name=" + url.QueryEscape(name)
+}
+
+// apiEntity is the control API's address of an entity,
+// /api/entities/{protocol}/{name}, each part of the name escaped.
+func apiEntity(protocol, name string) string {
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return "/api/entities/" + url.PathEscape(protocol) + "/" + strings.Join(parts, "/")
+}
+
+// protocolTitle is a protocol's name for people; a protocol the dashboard
+// does not know shows as it is named, so a new front-end appears unchanged.
+func protocolTitle(p string) string {
+	switch p {
+	case core.ServiceBus:
+		return "Azure Service Bus"
+	case core.RabbitMQ:
+		return "RabbitMQ"
+	case core.Cosmos:
+		return "Azure Cosmos DB"
+	}
+	return p
+}
+
+// protocolOrder sorts the protocols this way, others after by name.
+var protocolOrder = map[string]int{core.ServiceBus: 1, core.RabbitMQ: 2, core.Cosmos: 3}
+
+func sortProtocols(ps []string) {
+	sort.Slice(ps, func(i, j int) bool {
+		oi, oj := protocolOrder[ps[i]], protocolOrder[ps[j]]
+		if oi == 0 {
+			oi = 100
+		}
+		if oj == 0 {
+			oj = 100
+		}
+		if oi != oj {
+			return oi < oj
+		}
+		return ps[i] < ps[j]
+	})
+}
+
+// shortName is an entity's name without its parent's, for the indented
+// tree of the overview ("orders/Subscriptions/audit" under "orders" shows
+// as "Subscriptions/audit").
+func shortName(name, parent string) string {
+	if parent != "" {
+		if rest, ok := strings.CutPrefix(name, parent+"/"); ok && rest != "" {
+			return rest
+		}
+	}
+	return name
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// plainText strips the tags of a rule text, for title attributes.
+func plainText(h template.HTML) string {
+	s := strings.NewReplacer("<code>", "", "</code>", "").Replace(string(h))
+	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&", "&#34;", `"`, "&#39;", "'").Replace(s)
+}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 	"github.com/lapse-emulator/lapse/core"
@@ -72,6 +73,10 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	handler http.Handler
+	ui      *pages
+	// quit ends the streams of server-sent events when the server closes.
+	quit     chan struct{}
+	quitOnce sync.Once
 }
 
 // NewServer returns a Server for cfg; Open starts it (httpserver.Server:
@@ -81,10 +86,21 @@ func NewServer(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log}
+	ui, err := loadPages()
+	if err != nil {
+		panic(err) // the embedded templates are fixed at build time; a test parses them
+	}
+	s := &Server{cfg: cfg, log: log, ui: ui, quit: make(chan struct{})}
 	s.handler = s.routes()
 	s.Server = httpserver.New("control API", cfg.Addr, s.handler, log)
 	return s
+}
+
+// Close ends the pages' event streams, then closes the server as
+// httpserver.Server.Close does. It is safe to call twice.
+func (s *Server) Close(ctx context.Context) error {
+	s.quitOnce.Do(func() { close(s.quit) })
+	return s.Server.Close(ctx)
 }
 
 // Handler returns the control API as an http.Handler, for tests and for
