@@ -12,6 +12,10 @@ type Description struct {
 	Properties []Setting `json:"properties,omitempty"`
 	// DeadLetter is set for a dead letter, nil for any other item.
 	DeadLetter *DeadLetterInfo `json:"deadLetter,omitempty"`
+	// Payload is the body as the protocol's clients see it, when the item's
+	// Body holds more than that (a Service Bus item's Body is the whole
+	// encoded AMQP message); nil when the Body is the payload.
+	Payload []byte `json:"payload,omitempty"`
 }
 
 // DeadLetterInfo says why an item was dead-lettered and where from.

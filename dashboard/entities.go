@@ -51,8 +51,11 @@ type PolicyView struct {
 
 // ItemView is one item as GET /api/entities/{protocol}/{name}/items shows
 // it, with its computed expiry (DueAt, absent for never), the rule that set
-// it and why. The body comes whole as standard base64 in Body; BodyText is a
-// preview of its first 200 characters when it is valid UTF-8 text (absent
+// it and why. The body comes whole as standard base64 in Body; Payload is
+// the message body as the protocol's clients see it, when Body holds more
+// (a Service Bus item is the whole encoded AMQP message), with its size in
+// PayloadSize; BodyText is a preview of the first 200 characters of the
+// payload (else of the body) when it is valid UTF-8 text (absent
 // otherwise). Meta, the protocol's metadata, is base64 too.
 type ItemView struct {
 	Seq           uint64     `json:"seq"`
@@ -71,6 +74,8 @@ type ItemView struct {
 	Persistent    bool       `json:"persistent"`
 	BodySize      int        `json:"bodySize"`
 	Body          string     `json:"body"`
+	Payload       string     `json:"payload,omitempty"`
+	PayloadSize   int        `json:"payloadSize,omitempty"`
 	BodyText      *string    `json:"bodyText,omitempty"`
 	Meta          string     `json:"meta,omitempty"`
 	// Properties are the item's properties in its protocol's words
@@ -135,6 +140,11 @@ func (s *Server) itemViews(k core.EntityKey, items []core.Item) []ItemView {
 // describe adds an item's description to its view.
 func (v *ItemView) describe(d core.Description) {
 	v.Properties = d.Properties
+	if d.Payload != nil {
+		v.Payload = base64.StdEncoding.EncodeToString(d.Payload)
+		v.PayloadSize = len(d.Payload)
+		v.BodyText = preview(d.Payload)
+	}
 	if dl := d.DeadLetter; dl != nil {
 		v.DeadLetter = &DeadLetterView{Reason: dl.Reason, Description: dl.Description, Source: dl.Source, Rule: dl.Rule}
 	}

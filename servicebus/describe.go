@@ -23,6 +23,7 @@ func describe(ent *core.Entity, it *core.Item) core.Description {
 	var d core.Description
 	if m, err := amqp.UnmarshalMessage(it.Body); err == nil {
 		d.Properties = messageProperties(m, &meta)
+		d.Payload = payload(m)
 	} else {
 		d.Properties = []core.Setting{{Key: "Body", Value: "the message could not be decoded: " + err.Error()}}
 	}
@@ -33,6 +34,31 @@ func describe(ent *core.Entity, it *core.Item) core.Description {
 		}
 	}
 	return d
+}
+
+// payload is a message's body as azservicebus's ReceivedMessage.Body gives
+// it: its data sections joined; an amqp-value body that is a string or
+// binary is shown as that, any other value in the package's text form.
+func payload(m *amqp.Message) []byte {
+	switch {
+	case len(m.Data) == 1:
+		return m.Data[0]
+	case len(m.Data) > 1:
+		var b []byte
+		for _, d := range m.Data {
+			b = append(b, d...)
+		}
+		return b
+	case m.HasValue:
+		switch v := m.Value.(type) {
+		case string:
+			return []byte(v)
+		case []byte:
+			return v
+		}
+		return []byte(formatValue(m.Value))
+	}
+	return []byte{}
 }
 
 // deadLetterSource returns the entity a dead letter of ent came from; ok is

@@ -68,6 +68,9 @@ func TestDescribeAndResubmitAnExpiredMessage_SB8(t *testing.T) {
 			t.Errorf("property %s = %q (%v), want %q; all: %v", k, got, ok, v, d.Properties)
 		}
 	}
+	if string(d.Payload) != "hello" {
+		t.Errorf("payload %q, want the body azservicebus sent", d.Payload)
+	}
 	if _, ok := setting(d.Properties, "ApplicationProperties.DeadLetterReason"); ok {
 		t.Errorf("DeadLetterReason shown twice: %v", d.Properties)
 	}
