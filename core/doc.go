@@ -43,6 +43,11 @@
 // (Describe, DeadLetters); the Resubmit hook says where a dead letter goes
 // back to, and Resubmit and ResubmitAll move it there in one change.
 //
+// For metrics, Stats returns every entity's counts and its counters of
+// items received, delivered, expired and dead-lettered (kept in memory
+// only), and Config.ObserveLag is told how late each change a due time
+// makes was applied (EM-4).
+//
 // A call that changes durable state returns a *Commit: acknowledge to the
 // client (publisher confirm, accepted disposition, HTTP 201) only after
 // Commit.Wait returns nil (EM-3). Body and Meta handed to the engine belong

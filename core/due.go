@@ -163,7 +163,7 @@ func (e *Engine) runDue(now time.Time) {
 		e.timers.remove(t)
 		switch t.kind {
 		case timerExpire:
-			e.expire(t.it, now, "")
+			e.expireDue(t.it, now)
 		case timerLock:
 			e.lockRanOut(t.it, now)
 		case timerSchedule:
@@ -176,14 +176,29 @@ func (e *Engine) runDue(now time.Time) {
 	}
 }
 
+// expireDue applies an item's expiry when its due time comes, and reports
+// how late that is to ObserveLag (EM-4).
+func (e *Engine) expireDue(x *item, now time.Time) {
+	if e.cfg.ObserveLag == nil {
+		e.expire(x, now, "")
+		return
+	}
+	// The hook that takes a dead letter may reuse x: read it first.
+	protocol, due := x.ent.Protocol, x.DueAt
+	a := e.expire(x, now, "")
+	e.cfg.ObserveLag(protocol, a, now.Sub(due))
+}
+
 // expire applies an item's expiry: dead-letter or drop, with an event
-// naming rule (the policy's expiry rule when rule is "").
-func (e *Engine) expire(x *item, now time.Time, rule string) {
+// naming rule (the policy's expiry rule when rule is ""). It returns the
+// event's action.
+func (e *Engine) expire(x *item, now time.Time, rule string) Action {
 	ent := x.ent
 	p := &ent.Policy
 	if rule == "" {
 		rule = p.Rules.Expire
 	}
+	ent.stats.Expired++
 	ev := Event{Time: now, Due: x.DueAt, Protocol: ent.Protocol, Entity: ent.Name,
 		Item: x.Seq, ItemKey: x.Key, Rule: rule, Action: ActionExpired}
 	ex := explanation{kind: explainExpired, why: x.why, ttl: x.TTL, eff: x.EffectiveTTL, text: x.Reason}
@@ -193,15 +208,16 @@ func (e *Engine) expire(x *item, now time.Time, rule string) {
 			ev.Action = ActionDeadLettered
 			e.events.record(ev, ex)
 			e.handOver(fn, ent, x, DeadLetterReason{Code: "expired", Description: "the item's TTL ran out", Rule: rule})
-			return
+			return ev.Action
 		}
 	}
 	e.events.record(ev, ex)
+	return ev.Action
 }
 
 // handOver runs a protocol's DeadLetterFunc for an item already removed.
 func (e *Engine) handOver(fn DeadLetterFunc, ent *entity, x *item, why DeadLetterReason) {
-	ent.deadLettered++
+	ent.stats.DeadLettered++
 	cp := x.Item
 	cp.Reason = ent.reason(x)
 	// It leaves as a new message would arrive: active, unlocked, unscheduled.
@@ -224,6 +240,9 @@ func (e *Engine) lockRanOut(x *item, now time.Time) {
 	e.events.record(Event{Time: now, Due: x.LockedUntil, Protocol: ent.Protocol, Entity: ent.Name,
 		Item: x.Seq, ItemKey: x.Key, Rule: ent.Policy.Rules.LockLost, Action: ActionLockLost},
 		explanation{kind: explainLockLost})
+	if f := e.cfg.ObserveLag; f != nil {
+		f(ent.Protocol, ActionLockLost, now.Sub(x.LockedUntil))
+	}
 	e.unlockItem(x, now)
 }
 
@@ -257,9 +276,13 @@ func (e *Engine) activate(x *item, now time.Time) {
 // deleteIdle deletes an entity unused for its idle TTL (SB-10, RB-8). Its
 // items are dropped, not dead-lettered (RB-12).
 func (e *Engine) deleteIdle(ent *entity, now time.Time) {
-	e.events.record(Event{Time: now, Due: time.Unix(0, ent.idle.at).UTC(), Protocol: ent.Protocol,
+	due := time.Unix(0, ent.idle.at).UTC()
+	e.events.record(Event{Time: now, Due: due, Protocol: ent.Protocol,
 		Entity: ent.Name, Rule: ent.Policy.Rules.Idle, Action: ActionDeletedIdle},
 		explanation{kind: explainIdle, eff: ent.Policy.IdleTTL, at: ent.lastUsed})
+	if f := e.cfg.ObserveLag; f != nil {
+		f(ent.Protocol, ActionDeletedIdle, now.Sub(due))
+	}
 	e.deleteEntity(ent)
 	e.deleted = append(e.deleted, ent.Entity)
 }

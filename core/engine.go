@@ -57,6 +57,17 @@ type Config struct {
 	// Wake is called, outside the engine's lock, when the earliest due time
 	// may have moved earlier than the one NextDue last gave. It must not block.
 	Wake func()
+	// ObserveLag, if set, is told how late the engine applied each change
+	// that a due time makes (EM-4): an item's expiry (ActionExpired, or
+	// ActionDeadLettered when the expiry dead-letters it), a lock running
+	// out (ActionLockLost) and an idle deletion (ActionDeletedIdle). lag is
+	// the time applied less the time due: the runner's delay in real time,
+	// and all of a jump of the clock past the due time, or of a downtime
+	// (RB-13). An item's expiry found on a read rather than at its due time
+	// (a lock given back after it, SB-7; a deferred item taken, SB-9) is
+	// not reported. It is called for every change, inside the engine's
+	// lock: it must be quick and must not call the Engine.
+	ObserveLag func(protocol string, action Action, lag time.Duration)
 }
 
 // ProtocolHooks is what a protocol front-end tells the engine about its

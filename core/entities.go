@@ -21,6 +21,7 @@ type Counts struct {
 type EntityInfo struct {
 	Entity
 	Counts       Counts    `json:"counts"`
+	Stats        Stats     `json:"stats"` // counters since the entity was created or lapse started
 	Consumers    int       `json:"consumers"`
 	LastUsed     time.Time `json:"lastUsed"`
 	NextDue      time.Time `json:"nextDue,omitzero"`      // earliest item expiry, lock expiry or scheduled time
@@ -159,19 +160,8 @@ func (e *Engine) info(ent *entity) EntityInfo {
 		Entity:    ent.Entity,
 		Consumers: ent.consumers,
 		LastUsed:  ent.lastUsed,
-		Counts: Counts{
-			Active:       ent.counts[Active],
-			Scheduled:    ent.counts[Scheduled],
-			Locked:       ent.counts[Locked],
-			Deferred:     ent.counts[Deferred],
-			DeadLettered: ent.deadLettered,
-			ActiveBytes:  ent.bytes[Active],
-		},
-	}
-	if ent.DeadLetterQueue != "" {
-		if d := e.entities[EntityKey{ent.Protocol, ent.DeadLetterQueue}]; d != nil {
-			in.Counts.DeadLettered = d.counts[Active] + d.counts[Locked] + d.counts[Deferred] + d.counts[Scheduled]
-		}
+		Counts:    e.counts(ent),
+		Stats:     ent.stats,
 	}
 	if ent.idle.idx >= 0 {
 		in.IdleDeadline = time.Unix(0, ent.idle.at).UTC()

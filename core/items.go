@@ -58,12 +58,14 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 	}
 	if x.State == Locked {
 		x.DeliveryCount++
+		ent.stats.Delivered++
 	}
 	x.ModifiedAt = now
 	ent.LastSeq++
 	x.Seq = ent.LastSeq
 	computeDue(ent, x)
 	e.add(ent, x)
+	ent.stats.Received++
 	e.putOp(ent, x)
 	return x.Item, nil
 }
@@ -103,6 +105,7 @@ func (e *Engine) Take(now time.Time, k EntityKey) (it Item, found bool, c *Commi
 		return Item{}, false, e.unlock(), nil
 	}
 	x.DeliveryCount++
+	ent.stats.Delivered++
 	e.removeItem(x)
 	return x.Item, true, e.unlock(), nil
 }
@@ -135,6 +138,7 @@ func (e *Engine) lockItem(x *item, until time.Time) {
 	e.setState(x, Locked)
 	x.LockedUntil = until
 	x.DeliveryCount++
+	x.ent.stats.Delivered++
 	e.armLock(x)
 }
 
@@ -262,7 +266,7 @@ func (e *Engine) DeadLetter(now time.Time, k EntityKey, seq uint64, why DeadLett
 	if fn := e.protos[ent.Protocol].DeadLetter; fn != nil {
 		e.handOver(fn, ent, x, why)
 	} else {
-		ent.deadLettered++
+		ent.stats.DeadLettered++
 	}
 	return e.unlock(), nil
 }

@@ -14,14 +14,7 @@ func (e *Engine) Counts(now time.Time, k EntityKey) (Counts, int, error) {
 	if err != nil {
 		return Counts{}, 0, err
 	}
-	c := Counts{
-		Active:       ent.counts[Active],
-		Scheduled:    ent.counts[Scheduled],
-		Locked:       ent.counts[Locked],
-		Deferred:     ent.counts[Deferred],
-		DeadLettered: ent.deadLettered,
-		ActiveBytes:  ent.bytes[Active],
-	}
+	c := ent.ownCounts()
 	n := ent.consumers
 	e.unlock()
 	return c, n, nil
@@ -66,7 +59,7 @@ func (e *Engine) DropHead(now time.Time, k EntityKey, maxCount int, maxBytes int
 		if fn := e.protos[ent.Protocol].DeadLetter; fn != nil {
 			e.handOver(fn, ent, x, why)
 		} else {
-			ent.deadLettered++
+			ent.stats.DeadLettered++
 		}
 		n++
 	}
@@ -113,6 +106,8 @@ func (e *Engine) EnqueueHanded(now time.Time, k EntityKey, it Item, h Handoff) (
 		it.Seq = ent.LastSeq
 		it.EnqueuedAt, it.ModifiedAt = e.now, e.now
 		it.DeliveryCount++
+		ent.stats.Received++
+		ent.stats.Delivered++
 		return it, true, e.unlock(), nil
 	default:
 		it.State = Locked
@@ -141,7 +136,7 @@ func (e *Engine) DeadLetterRefused(now time.Time, k EntityKey, it Item, why Dead
 	if fn := e.protos[ent.Protocol].DeadLetter; fn != nil {
 		e.handOver(fn, ent, x, why)
 	} else {
-		ent.deadLettered++
+		ent.stats.DeadLettered++
 	}
 	return e.unlock(), nil
 }

@@ -27,8 +27,9 @@ type entity struct {
 	chainT    timer
 	chainLast int64
 	memo      reasonMemo
-	// deadLettered counts items dead-lettered out of the entity since start.
-	deadLettered int
+	// stats are the entity's counters since it was created or lapse
+	// started (Stats).
+	stats Stats
 }
 
 // item is an Item with its place in the engine.
@@ -218,7 +219,7 @@ func (e *Engine) expireChain(ent *entity, at int64, now time.Time) {
 		x := c.x
 		ent.chain.popFront()
 		x.chained = false
-		e.expire(x, now, "")
+		e.expireDue(x, now)
 	}
 	e.armChain(ent)
 }
