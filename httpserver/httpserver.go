@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lapse-emulator/lapse/core"
@@ -31,6 +32,8 @@ type Server struct {
 	srv    *http.Server
 	done   chan struct{} // closed when the serving goroutine ends
 	closed bool
+	// conns counts the open client connections (connState).
+	conns atomic.Int64
 }
 
 // New returns a server of handler on addr (":0" picks a free port); name
@@ -75,6 +78,7 @@ func (s *Server) Open() error {
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ConnState:         s.connState,
 	}
 	s.done = make(chan struct{})
 	go func(srv *http.Server, done chan struct{}) {
@@ -94,6 +98,22 @@ func (s *Server) Addr() net.Addr {
 		return nil
 	}
 	return s.ln.Addr()
+}
+
+// Connections returns the number of open client connections: those the
+// HTTP server accepted (past the TLS sniffing of ServeTLS) and has not
+// closed yet, idle keep-alive connections included.
+func (s *Server) Connections() int { return int(s.conns.Load()) }
+
+// connState counts the connections as the HTTP server opens and closes
+// them; a hijacked connection is no longer the server's.
+func (s *Server) connState(_ net.Conn, st http.ConnState) {
+	switch st {
+	case http.StateNew:
+		s.conns.Add(1)
+	case http.StateHijacked, http.StateClosed:
+		s.conns.Add(-1)
+	}
 }
 
 // Close stops the server: no new connections, in-flight requests finish

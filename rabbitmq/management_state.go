@@ -257,6 +257,19 @@ func (s *Server) openConns() []*conn {
 	return out
 }
 
+// Connections returns the number of client connections past their
+// handshake, those the management API lists.
+func (s *Server) Connections() int {
+	n := 0
+	s.conns.Range(func(k, _ any) bool {
+		if k.(*conn).framesRead.Load() > 0 {
+			n++
+		}
+		return true
+	})
+	return n
+}
+
 // name is how RabbitMQ names a connection: "peer -> local".
 func (c *conn) name() string {
 	return c.nc.RemoteAddr().String() + " -> " + c.nc.LocalAddr().String()

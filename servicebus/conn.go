@@ -61,6 +61,9 @@ type conn struct {
 
 	ackOnce sync.Once
 	acks    chan pendingAck
+
+	// opened is set once the open frames are exchanged (Connections).
+	opened atomic.Bool
 }
 
 // claim is a CBS token the client put: its audience path and expiry.
@@ -107,7 +110,21 @@ func (c *conn) serve(header [8]byte) {
 		c.log.Debug("open failed", "err", err)
 		return
 	}
+	c.opened.Store(true)
 	c.readLoop()
+}
+
+// Connections returns the number of client connections past their
+// handshake: SASL and the exchange of open frames.
+func (s *Server) Connections() int {
+	n := 0
+	s.conns.Range(func(k, _ any) bool {
+		if k.(*conn).opened.Load() {
+			n++
+		}
+		return true
+	})
+	return n
 }
 
 // sasl runs the SASL exchange (§5.3): ANONYMOUS, as the SDKs use with CBS,
