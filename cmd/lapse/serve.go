@@ -73,7 +73,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	m.runner = newRunner(m.Clock)
-	m.Engine = core.NewEngine(core.Config{Store: m.store, Wake: m.runner.Wake})
+	reg, metrics := newMetrics()
+	m.Engine = core.NewEngine(core.Config{Store: m.store, Wake: m.runner.Wake, ObserveLag: metrics.ObserveLag})
 	m.Clock.OnChange(m.runner.Wake)
 	m.Rabbit = rabbitmq.New(rabbitmq.Config{Engine: m.Engine, Now: m.Clock.Now,
 		Logger: log.With("listener", "amqp"), Version: version})
@@ -104,6 +105,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		Info:    m.info,
 		OnReset: m.declareConfigured,
 		Queries: map[string]dashboard.QueryFunc{core.Cosmos: m.queryCosmos},
+		// One registry for the engine's metrics and the server's.
+		Registry:    reg,
+		Connections: m.connections,
 	})
 	if err := m.Control.Open(); err != nil {
 		return err
