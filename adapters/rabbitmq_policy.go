@@ -427,6 +427,7 @@ func (s RabbitQueueSettings) Policy() core.Policy {
 			Expire:     "RB-3",
 			Idle:       "RB-8",
 			LockLost:   "RB-6",
+			HeadOnly:   "RB-7",
 		},
 	}
 	if s.DeadLetterExchange != nil {

@@ -267,7 +267,7 @@ func TestParseRabbitExpiration(t *testing.T) {
 func TestRabbitQueuePolicy(t *testing.T) {
 	dlx := "dlx"
 	rules := func(expire string) core.RuleIDs {
-		return core.RuleIDs{ItemTTL: "RB-5", DefaultTTL: "RB-1", Ceiling: "RB-5", Expire: expire, Idle: "RB-8", LockLost: "RB-6"}
+		return core.RuleIDs{ItemTTL: "RB-5", DefaultTTL: "RB-1", Ceiling: "RB-5", Expire: expire, Idle: "RB-8", LockLost: "RB-6", HeadOnly: "RB-7"}
 	}
 	renew := core.UseDeclare | core.UseReceive | core.UseConsume
 	tests := []struct {

@@ -142,4 +142,5 @@ type RuleIDs struct {
 	LockLost   string `json:"lockLost,omitempty"`   // a lock ran out or an item came back from a lock
 	Idle       string `json:"idle,omitempty"`       // idle deletion
 	Deferred   string `json:"deferred,omitempty"`   // a deferred item found expired when taken
+	HeadOnly   string `json:"headOnly,omitempty"`   // items expire only at the head of the queue
 }

@@ -85,7 +85,7 @@ func TestPages(t *testing.T) {
 			"An item&#39;s own TTL longer than 10m is cut to 10m.", "An expired item is dead-lettered.",
 			`{&#34;order&#34;:1}`, "own TTL 20m cut to the entity&#39;s maximum 10m", `data-due="2026-01-02T03:14:05Z"`,
 			`data-post="/api/entities/servicebus/orders/purge"`)
-		f.mustPage(t, "/entity?protocol=rabbitmq&name=/jobs", "x-message-ttl", "Items expire only when they reach the head of the queue.", "job &lt;1&gt;")
+		f.mustPage(t, "/entity?protocol=rabbitmq&name=/jobs", "x-message-ttl", "An item expires only when it reaches the head of the queue", "job &lt;1&gt;")
 		f.mustPage(t, "/entity?protocol=cosmos&name=db/items", "the last modification (in whole seconds, _ts)",
 			"A change of the default TTL applies at once to the items already stored.")
 		status, body := f.page(t, "/entity?protocol=servicebus&name=nope")
@@ -218,12 +218,12 @@ func TestPolicyLines(t *testing.T) {
 		}},
 		{"RabbitQueueTTL", core.Policy{DefaultTTL: core.After(time.Minute), MaxTTL: core.After(time.Minute), HeadOnly: true, OnExpire: core.DeadLetter,
 			IdleTTL: core.After(30 * time.Minute), IdleUses: core.UseReceive | core.UseDeclare, IdleOnlyWithoutConsumers: true,
-			Rules: core.RuleIDs{DefaultTTL: "RB-1", ItemTTL: "RB-5", Ceiling: "RB-5", Expire: "RB-9", Idle: "RB-8", LockLost: "RB-6"}}, []policyLine{
+			Rules: core.RuleIDs{DefaultTTL: "RB-1", ItemTTL: "RB-5", Ceiling: "RB-5", Expire: "RB-9", Idle: "RB-8", LockLost: "RB-6", HeadOnly: "RB-7"}}, []policyLine{
 			{"An item without a TTL of its own expires 1m after the enqueue time.", "RB-1"},
 			{"An item's own TTL counts from the enqueue time.", "RB-5"},
 			{"An item's own TTL longer than 1m is cut to 1m.", "RB-5"},
 			{"An expired item is dead-lettered.", "RB-9"},
-			{"Items expire only when they reach the head of the queue.", "RB-9"},
+			{"An item expires only when it reaches the head of the queue; expired items behind a live one wait.", "RB-7"},
 			{"A locked or unacknowledged item does not expire; when its lock ends it is available again, and expires at once if it is due.", "RB-6"},
 			{"The entity is deleted after 30m unused (uses that count: receive, declare), counted only while it has no consumers.", "RB-8"},
 		}},

@@ -243,7 +243,7 @@ func policyLines(p *core.Policy) []policyLine {
 		add(p.Rules.Expire, "An expired item is dropped.")
 	}
 	if p.HeadOnly {
-		add(p.Rules.Expire, "Items expire only when they reach the head of the queue.")
+		add(p.Rules.HeadOnly, "An item expires only when it reaches the head of the queue; expired items behind a live one wait.")
 	}
 	if p.Retroactive {
 		add("", "A change of the default TTL applies at once to the items already stored.")
