@@ -303,6 +303,15 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.open("/")
 		b.shot("08-overview-after")
 	})
+	step("ClockControls", func(t *testing.T, b *browser) {
+		// rule: EM-1: resume lets time run from where it stands, ahead of
+		// the wall (offset); freeze stops it again.
+		b.open("/")
+		b.run("click resume", chromedp.Click("#clock-resume", chromedp.ByQuery))
+		b.waitJS("the clock running", textIn("#clock-mode", "offset"))
+		b.run("click freeze", chromedp.Click("#clock-freeze", chromedp.ByQuery))
+		b.waitJS("the clock frozen", textIn("#clock-mode", "frozen"))
+	})
 	step("Rules", func(t *testing.T, b *browser) {
 		b.open("/rules#SB-8")
 		b.waitJS("rule SB-8", textIn("#SB-8", "TTLExpiredException"))
