@@ -378,6 +378,44 @@ func TestGoAMQPServerDetachKeepsSession(t *testing.T) {
 	MustSend(t, MustSender(t, s, "q2"), amqp.NewMessage([]byte("after")))
 }
 
+// TestServerDetachIgnoresFramesInFlight plays the race the test above
+// can lose: the client's flow for a link crosses the server's detach of
+// it. Until the client answers the detach, frames for the handle are
+// ignored (§2.6.5), and the session stays up for the next link on the
+// same handle.
+func TestServerDetachIgnoresFramesInFlight(t *testing.T) {
+	f := MustServer(t)
+	f.MustQueue("q", nil)
+	f.MustQueue("q2", nil)
+	r := f.MustDialRaw(t)
+	r.send(&codec.Attach{Name: "rcv", Handle: 0, Role: codec.RoleReceiver,
+		SndSettleMode: ptrTo(codec.SndUnsettled), RcvSettleMode: ptrTo(codec.RcvFirst),
+		Source: &codec.Source{Address: "q"}, Target: &codec.Target{Address: "raw"}}, nil)
+	rawNext[*codec.Attach](r)
+	u := f.admin.URL + "/q?api-version=2024-05"
+	req, err := http.NewRequestWithContext(ctx(t), http.MethodDelete, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", sas.Sign(servicebus.DefaultKey, u, time.Now().Add(time.Hour)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if d := rawNext[*codec.Detach](r); d.Handle != 0 || d.Error == nil || d.Error.Condition != "amqp:not-found" {
+		t.Fatalf("detach %+v, want handle 0 with amqp:not-found", d)
+	}
+	r.flow(0, 0, 10, false) // sent before the client read the detach
+	r.send(&codec.Detach{Handle: 0, Closed: true}, nil)
+	r.send(&codec.Attach{Name: "snd", Handle: 0, Role: codec.RoleSender,
+		SndSettleMode: ptrTo(codec.SndMixed), RcvSettleMode: ptrTo(codec.RcvFirst),
+		Source: &codec.Source{Address: "raw"}, Target: &codec.Target{Address: "q2"}, InitialDeliveryCount: ptrTo(uint32(0))}, nil)
+	if a := rawNext[*codec.Attach](r); a.Name != "snd" || a.Target == nil || a.Target.Address != "q2" {
+		t.Fatalf("attach %+v, want the sender to q2", a)
+	}
+}
+
 // TestGoAMQPSessionCountsTransferFrames checks the server's session
 // next-outgoing-id (§2.5.6) against the transfer frames it sent, for
 // deliveries whose size is right at a frame boundary.

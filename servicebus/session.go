@@ -113,8 +113,10 @@ func (ss *session) flow(f *amqp.Flow) {
 	}
 	ss.cond.Broadcast()
 	var l *link
+	detaching := false
 	if f.Handle != nil {
 		l = ss.links[*f.Handle]
+		_, detaching = ss.detached[*f.Handle]
 	}
 	ss.mu.Unlock()
 	if f.Handle == nil {
@@ -122,6 +124,9 @@ func (ss *session) flow(f *amqp.Flow) {
 			ss.sendFlow(&amqp.Flow{})
 		}
 		return
+	}
+	if l == nil && detaching {
+		return // sent before the client saw the server's detach (§2.6.5)
 	}
 	if l == nil {
 		ss.errorEnd(condUnattached, fmt.Sprintf("flow for handle %d, which is not attached", *f.Handle))
@@ -145,9 +150,13 @@ func (ss *session) transfer(t *amqp.Transfer, payload []byte) bool {
 		ss.incomingWindow = sessionWindow
 	}
 	l := ss.links[t.Handle]
+	_, detaching := ss.detached[t.Handle]
 	ss.mu.Unlock()
 	if refill {
 		ss.sendFlow(&amqp.Flow{})
+	}
+	if l == nil && detaching {
+		return true // sent before the client saw the server's detach (§2.6.5)
 	}
 	if l == nil {
 		ss.errorEnd(condUnattached, fmt.Sprintf("transfer for handle %d, which is not attached", t.Handle))
