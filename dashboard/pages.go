@@ -78,13 +78,13 @@ func (s *Server) pageRoutes(r *gin.Engine) {
 		panic(err) // the embedded tree is fixed at build time
 	}
 	r.StaticFS("/static", http.FS(static))
-	r.GET("/", s.page("overview", "Overview", s.overviewData))
-	r.GET("/entity", s.page("entity", "Entity", s.entityData))
-	r.GET("/deadletters", s.page("deadletters", "Dead letters", s.deadLettersData))
-	r.GET("/events", s.page("events", "Event log", s.eventsData))
-	r.GET("/timeline", s.page("timeline", "Timeline", s.timelineData))
-	r.GET("/explorer", s.page("explorer", "Data explorer", s.explorerData))
-	r.GET("/rules", s.page("rules", "Rules", func(*gin.Context) (any, error) { return s.ui.rules, nil }))
+	r.GET("/", s.page("overview", "Overview"))
+	r.GET("/entity", s.page("entity", "Entity"))
+	r.GET("/deadletters", s.page("deadletters", "Dead letters"))
+	r.GET("/events", s.page("events", "Event log"))
+	r.GET("/timeline", s.page("timeline", "Timeline"))
+	r.GET("/explorer", s.page("explorer", "Data explorer"))
+	r.GET("/rules", s.page("rules", "Rules"))
 	r.GET("/fragments/:name", s.fragment)
 	r.GET("/api/stream", s.stream)
 	r.GET("/api/timeline", s.getTimeline)
@@ -99,9 +99,30 @@ type pageData struct {
 	Data  any
 }
 
-func (s *Server) page(name, title string, data func(*gin.Context) (any, error)) gin.HandlerFunc {
+// viewData reads what page name shows.
+func (s *Server) viewData(name string, c *gin.Context) (any, error) {
+	switch name {
+	case "overview":
+		return s.overviewData(c)
+	case "entity":
+		return s.entityData(c)
+	case "deadletters":
+		return s.deadLettersData(c)
+	case "events":
+		return s.eventsData(c)
+	case "timeline":
+		return s.timelineData(c)
+	case "explorer":
+		return s.explorerData(c)
+	case "rules":
+		return s.ui.rules, nil
+	}
+	return nil, core.Errorf(core.ENOTFOUND, "no such page %q", name)
+}
+
+func (s *Server) page(name, title string) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		d, err := data(c)
+		d, err := s.viewData(name, c)
 		if err != nil {
 			s.writePageError(c, err)
 			return
@@ -137,20 +158,7 @@ func (s *Server) fragment(c *gin.Context) {
 		s.writeError(c, core.Errorf(core.ENOTFOUND, "no such fragment %q", name))
 		return
 	}
-	var d any
-	var err error
-	switch pg {
-	case "overview":
-		d, err = s.overviewData(c)
-	case "entity":
-		d, err = s.entityData(c)
-	case "deadletters":
-		d, err = s.deadLettersData(c)
-	case "events":
-		d, err = s.eventsData(c)
-	case "timeline":
-		d, err = s.timelineData(c)
-	}
+	d, err := s.viewData(pg, c)
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -181,37 +189,33 @@ func (s *Server) writePageError(c *gin.Context, err error) {
 		template.HTMLEscapeString(msg)+`</p><p><a href="/">Back to the overview</a></p></main>`))
 }
 
-// formatTime writes a time for people, in UTC to the millisecond; "" for
-// the zero time.
-func formatTime(t any) string {
-	switch v := t.(type) {
+// timeOf reads a time.Time or *time.Time of a template; ok is false for
+// none or the zero time.
+func timeOf(v any) (time.Time, bool) {
+	switch t := v.(type) {
 	case time.Time:
-		if v.IsZero() {
-			return ""
-		}
-		return v.UTC().Format("2006-01-02 15:04:05.000")
+		return t, !t.IsZero()
 	case *time.Time:
-		if v == nil {
-			return ""
+		if t != nil {
+			return *t, !t.IsZero()
 		}
-		return formatTime(*v)
+	}
+	return time.Time{}, false
+}
+
+// formatTime writes a time for people, in UTC to the millisecond; "" for
+// none.
+func formatTime(v any) string {
+	if t, ok := timeOf(v); ok {
+		return t.UTC().Format("2006-01-02 15:04:05.000")
 	}
 	return ""
 }
 
 // isoTime writes a time for scripts (data-due attributes); "" for none.
-func isoTime(t any) string {
-	switch v := t.(type) {
-	case time.Time:
-		if v.IsZero() {
-			return ""
-		}
-		return v.UTC().Format(time.RFC3339Nano)
-	case *time.Time:
-		if v == nil {
-			return ""
-		}
-		return isoTime(*v)
+func isoTime(v any) string {
+	if t, ok := timeOf(v); ok {
+		return t.UTC().Format(time.RFC3339Nano)
 	}
 	return ""
 }
