@@ -25,8 +25,11 @@ type EntityView struct {
 	Policy          PolicyView     `json:"policy"`
 	Settings        []core.Setting `json:"settings,omitempty"`
 	Counts          core.Counts    `json:"counts"`
-	Consumers       int            `json:"consumers"`
-	LastUsed        time.Time      `json:"lastUsed"`
+	// Stats count what happened to the entity's items since it was created
+	// or lapse started.
+	Stats     core.Stats `json:"stats"`
+	Consumers int        `json:"consumers"`
+	LastUsed  time.Time  `json:"lastUsed"`
 	// NextDue is the earliest item expiry, lock expiry or scheduled time;
 	// absent when nothing is pending.
 	NextDue *time.Time `json:"nextDue,omitempty"`
@@ -162,6 +165,7 @@ func entityView(in core.EntityInfo) EntityView {
 		Policy:          policyView(&in.Policy),
 		Settings:        in.Settings,
 		Counts:          in.Counts,
+		Stats:           in.Stats,
 		Consumers:       in.Consumers,
 		LastUsed:        in.LastUsed,
 		NextDue:         optTime(in.NextDue),

@@ -84,7 +84,7 @@ func TestPages(t *testing.T) {
 			"An item without a TTL of its own expires 10m after the enqueue time.", `href="/rules#SB-2"`,
 			"An item&#39;s own TTL longer than 10m is cut to 10m.", "An expired item is dead-lettered.",
 			`{&#34;order&#34;:1}`, "own TTL 20m cut to the entity&#39;s maximum 10m", `data-due="2026-01-02T03:14:05Z"`,
-			`data-post="/api/entities/servicebus/orders/purge"`)
+			`data-post="/api/entities/servicebus/orders/purge"`, "1 received · 0 delivered · 0 expired · 0 dead-lettered")
 		f.mustPage(t, "/entity?protocol=rabbitmq&name=/jobs", "x-message-ttl", "An item expires only when it reaches the head of the queue", "job &lt;1&gt;")
 		f.mustPage(t, "/entity?protocol=cosmos&name=db/items", "the last modification (in whole seconds, _ts)",
 			"A change of the default TTL applies at once to the items already stored.")
