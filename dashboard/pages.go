@@ -59,6 +59,9 @@ func loadPages() (*pages, error) {
 		"bytes": formatBytes,
 		"add":   func(a, b int) int { return a + b },
 		"short": shortName,
+		// hasRules is false for an entity whose policy names no rule: one
+		// that holds no items (an exchange, a database).
+		"hasRules": func(r core.RuleIDs) bool { return r != core.RuleIDs{} },
 	}
 	for _, name := range pageNames {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(web, "web/layout.html", "web/"+name+".html")

@@ -105,7 +105,10 @@ func TestPages(t *testing.T) {
 	t.Run("Others", func(t *testing.T) {
 		f.mustPage(t, "/timeline", `<svg class="plot"`, "db/items")
 		f.mustPage(t, "/timeline?range=14d", "next 14d")
-		f.mustPage(t, "/rules", `id="SB-8"`, `id="EM-4"`, "<code>DeadLetterReason = &#34;TTLExpiredException&#34;</code>")
+		if body := f.mustPage(t, "/rules", `id="SB-8"`, `id="EM-4"`, "<code>DeadLetterReason = &#34;TTLExpiredException&#34;</code>",
+			"<h2>Service Bus (AMQP 1.0)</h2>"); strings.Contains(body, "seeds/") {
+			t.Error("the rules page names documents it does not serve")
+		}
 		f.mustPage(t, "/explorer", "No containers yet") // no query language is wired in this fixture
 		f.mustPage(t, "/deadletters", "Dead letters")
 		f.mustPage(t, "/static/app.css", ".clock")

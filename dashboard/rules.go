@@ -21,6 +21,10 @@ type Rule struct {
 // ruleRow matches a rule row of SEMANTICS.md's tables: | SB-1 | text |.
 var ruleRow = regexp.MustCompile(`^\|\s*([A-Z]{2}-\d+)\s*\|\s*(.*?)\s*\|\s*$`)
 
+// seedRefs are the references of a heading to the source documents beside
+// SEMANTICS.md, which the dashboard does not serve.
+var seedRefs = regexp.MustCompile(`,\s*seeds/[^)]*`)
+
 // parseRules reads the rule tables of SEMANTICS.md, in document order.
 func parseRules(md string) []Rule {
 	var out []Rule
@@ -30,7 +34,7 @@ func parseRules(md string) []Rule {
 	for sc.Scan() {
 		line := sc.Text()
 		if h, ok := strings.CutPrefix(line, "## "); ok {
-			section = h
+			section = seedRefs.ReplaceAllString(h, "")
 			continue
 		}
 		if m := ruleRow.FindStringSubmatch(line); m != nil {
