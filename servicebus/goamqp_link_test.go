@@ -346,6 +346,26 @@ func TestGoAMQPAttachErrors(t *testing.T) {
 	})
 }
 
+// MustDeleteQueue deletes a queue through the administration API, as
+// the SDK's admin client does.
+func (f *fixture) MustDeleteQueue(tb testing.TB, name string) {
+	tb.Helper()
+	u := f.admin.URL + "/" + name + "?api-version=2024-05"
+	req, err := http.NewRequestWithContext(ctx(tb), http.MethodDelete, u, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Authorization", sas.Sign(servicebus.DefaultKey, u, time.Now().Add(time.Hour)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		tb.Fatalf("DELETE /%s: %s", name, resp.Status)
+	}
+}
+
 // TestGoAMQPServerDetachKeepsSession deletes a queue under an attached
 // receiver: the server detaches the link with amqp:not-found, and the
 // client's answering detach leaves the session usable.
@@ -358,20 +378,7 @@ func TestGoAMQPServerDetachKeepsSession(t *testing.T) {
 	if err := r.IssueCredit(1); err != nil {
 		t.Fatal(err)
 	}
-	u := f.admin.URL + "/q?api-version=2024-05"
-	req, err := http.NewRequestWithContext(ctx(t), http.MethodDelete, u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", sas.Sign(servicebus.DefaultKey, u, time.Now().Add(time.Hour)))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("DELETE /q: %s", resp.Status)
-	}
+	f.MustDeleteQueue(t, "q")
 	if _, err := r.Receive(ctx(t), nil); remoteErr(err) != amqp.ErrCondNotFound {
 		t.Fatalf("receiving from a deleted queue: %v, want %s", err, amqp.ErrCondNotFound)
 	}
@@ -392,17 +399,7 @@ func TestServerDetachIgnoresFramesInFlight(t *testing.T) {
 		SndSettleMode: ptrTo(codec.SndUnsettled), RcvSettleMode: ptrTo(codec.RcvFirst),
 		Source: &codec.Source{Address: "q"}, Target: &codec.Target{Address: "raw"}}, nil)
 	rawNext[*codec.Attach](r)
-	u := f.admin.URL + "/q?api-version=2024-05"
-	req, err := http.NewRequestWithContext(ctx(t), http.MethodDelete, u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", sas.Sign(servicebus.DefaultKey, u, time.Now().Add(time.Hour)))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	f.MustDeleteQueue(t, "q")
 	if d := rawNext[*codec.Detach](r); d.Handle != 0 || d.Error == nil || d.Error.Condition != "amqp:not-found" {
 		t.Fatalf("detach %+v, want handle 0 with amqp:not-found", d)
 	}
