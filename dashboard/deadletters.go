@@ -69,15 +69,12 @@ func (s *Server) itemRoutes(api *gin.RouterGroup) {
 // entity that holds dead letters, with the first N of them (default 100, 0
 // for all).
 func (s *Server) getDeadLetters(c *gin.Context) {
-	limit := uint64(defaultItemLimit)
-	if _, given := c.GetQuery("limit"); given {
-		var err error
-		if limit, err = queryUint(c, "limit"); err != nil {
-			s.writeError(c, err)
-			return
-		}
+	limit, err := itemLimit(c)
+	if err != nil {
+		s.writeError(c, err)
+		return
 	}
-	out, err := s.deadLetterEntities(s.cfg.Clock.Now(), c.Query("protocol"), int(min(limit, maxLimit)))
+	out, err := s.deadLetterEntities(s.cfg.Clock.Now(), c.Query("protocol"), limit)
 	if err != nil {
 		s.writeError(c, err)
 		return

@@ -112,16 +112,13 @@ func (s *Server) getItems(c *gin.Context) {
 		s.writeError(c, core.Errorf(core.ENOTFOUND, "no such endpoint: %s %s (use /api/entities/{protocol}/{name}/items)", c.Request.Method, c.Request.URL.Path))
 		return
 	}
-	limit := uint64(defaultItemLimit)
-	if _, given := c.GetQuery("limit"); given {
-		var err error
-		if limit, err = queryUint(c, "limit"); err != nil {
-			s.writeError(c, err)
-			return
-		}
+	limit, err := itemLimit(c)
+	if err != nil {
+		s.writeError(c, err)
+		return
 	}
 	k := core.EntityKey{Protocol: c.Param("protocol"), Name: name}
-	items, err := s.cfg.Engine.Items(s.cfg.Clock.Now(), k, int(min(limit, maxLimit)))
+	items, err := s.cfg.Engine.Items(s.cfg.Clock.Now(), k, limit)
 	if err != nil {
 		s.writeError(c, err)
 		return

@@ -37,6 +37,19 @@ func (s *Server) getEvents(c *gin.Context) {
 // maxLimit caps the limit parameters (larger values mean "all").
 const maxLimit = 1 << 30
 
+// itemLimit reads ?limit= of the calls that list items: 100 when absent, 0
+// for all.
+func itemLimit(c *gin.Context) (int, error) {
+	limit := uint64(defaultItemLimit)
+	if _, given := c.GetQuery("limit"); given {
+		var err error
+		if limit, err = queryUint(c, "limit"); err != nil {
+			return 0, err
+		}
+	}
+	return int(min(limit, maxLimit)), nil
+}
+
 // queryUint reads an optional non-negative integer query parameter.
 func queryUint(c *gin.Context, name string) (uint64, error) {
 	v, ok := c.GetQuery(name)
