@@ -305,9 +305,12 @@ func TestStream_EM2(t *testing.T) {
 		ev, data := next()
 		seen[ev] = data
 	}
-	var e core.Event
-	if err := json.Unmarshal([]byte(seen["event"]), &e); err != nil || e.Action != core.ActionExpired || e.Entity != "q" || e.Item != 1 || e.Reason == "" {
-		t.Errorf("event: %v %+v", err, e)
+	var evs []core.Event
+	if err := json.Unmarshal([]byte(seen["events"]), &evs); err != nil || len(evs) != 1 {
+		t.Fatalf("events: %v %s", err, seen["events"])
+	}
+	if e := evs[0]; e.Action != core.ActionExpired || e.Entity != "q" || e.Item != 1 || e.Reason == "" {
+		t.Errorf("event: %+v", e)
 	}
 	if !strings.Contains(seen["clock"], `"now":"2026-01-02T03:06:05Z"`) {
 		t.Errorf("clock after the advance: %s", seen["clock"])

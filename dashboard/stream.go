@@ -17,6 +17,8 @@ import (
 const (
 	streamPoll  = 250 * time.Millisecond
 	streamClock = 5 * time.Second
+	// streamBatch bounds the events of one "events" message.
+	streamBatch = 1000
 )
 
 // stream answers GET /api/stream with server-sent events, which the pages
@@ -24,7 +26,9 @@ const (
 //
 //   - "clock": the ClockState, at once, whenever the clock is moved, frozen
 //     or resumed, and every few seconds;
-//   - "event": each core.Event as it is recorded (EM-2);
+//   - "events": the core.Events recorded since the last such message (EM-2),
+//     a JSON array: one event, or a batch of those waiting when a burst of
+//     expiries comes;
 //   - "changed": something in the entities or their items changed (the
 //     data is a hash of their state); pages reload their live regions;
 //   - "resync": events were lost (the client was too slow); reload all.
@@ -69,6 +73,7 @@ func (s *Server) stream(c *gin.Context) {
 	defer poll.Stop()
 	clock := time.NewTicker(streamClock)
 	defer clock.Stop()
+	var batch []core.Event
 	last := s.stateHash()
 	dropped := sub.Dropped()
 	if !sendClock() || !send("changed", last) {
@@ -82,7 +87,25 @@ func (s *Server) stream(c *gin.Context) {
 		case <-s.quit:
 			return
 		case ev, ok := <-sub.C:
-			if !ok || !send("event", ev) {
+			if !ok {
+				return
+			}
+			// A burst of expiries is sent in a few messages, not one each:
+			// take what else is already waiting.
+			batch = append(batch[:0], ev)
+		drain:
+			for len(batch) < streamBatch {
+				select {
+				case ev, ok := <-sub.C:
+					if !ok {
+						return
+					}
+					batch = append(batch, ev)
+				default:
+					break drain
+				}
+			}
+			if !send("events", batch) {
 				return
 			}
 		case <-moved:

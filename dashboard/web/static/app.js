@@ -60,20 +60,23 @@ function tick() {
   }
 }
 
-// refresh reloads the live regions of the page (or those marked for one
-// kind of stream message), each from its fragment URL.
+// refresh reloads the live regions of the page, each from its fragment
+// URL: soon after a change, and while changes keep coming (a burst of
+// expiries) at most every refreshEvery milliseconds.
 const pending = new Set();
+const refreshEvery = 300;
 let refreshTimer = 0;
-function refresh(kind) {
-  for (const el of document.querySelectorAll("[data-fragment]")) {
-    if (kind && el.dataset.on && el.dataset.on !== kind) continue;
-    pending.add(el);
-  }
-  if (!refreshTimer) refreshTimer = setTimeout(flush, 80);
+let lastFlush = 0;
+function refresh() {
+  for (const el of document.querySelectorAll("[data-fragment]")) pending.add(el);
+  if (refreshTimer) return;
+  const wait = Math.max(50, lastFlush + refreshEvery - performance.now());
+  refreshTimer = setTimeout(flush, wait);
 }
 
 async function flush() {
   refreshTimer = 0;
+  lastFlush = performance.now();
   const els = [...pending];
   pending.clear();
   await Promise.all(els.map(async (el) => {
@@ -100,7 +103,7 @@ function follow() {
   es.addEventListener("open", () => { if (live) live.className = "live on"; });
   es.addEventListener("error", () => { if (live) live.className = "live off"; });
   es.addEventListener("clock", (e) => setClock(JSON.parse(e.data)));
-  es.addEventListener("event", () => refresh());
+  es.addEventListener("events", () => refresh());
   es.addEventListener("changed", () => refresh());
   es.addEventListener("resync", () => refresh());
 }
