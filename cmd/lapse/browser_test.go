@@ -163,7 +163,17 @@ func TestDashboardInBrowser(t *testing.T) {
 		DefaultMessageTimeToLive: &tenMin, DeadLetteringOnMessageExpiration: &yes}}); err != nil {
 		t.Fatalf("CreateQueue: %v", err)
 	}
+	// A topic whose subscription keeps messages 5 minutes (SB-5).
+	if _, err := ad.CreateTopic(ctx, "events", nil); err != nil {
+		t.Fatalf("CreateTopic: %v", err)
+	}
+	fiveMin := "PT5M"
+	if _, err := ad.CreateSubscription(ctx, "events", "audit", &admin.CreateSubscriptionOptions{Properties: &admin.SubscriptionProperties{
+		DefaultMessageTimeToLive: &fiveMin}}); err != nil {
+		t.Fatalf("CreateSubscription: %v", err)
+	}
 	sb := MustSBClient(t, m)
+	MustSBSend(t, sb, "events", &azservicebus.Message{Body: []byte("user signed in")})
 	twenty := 20 * time.Minute
 	MustSBSend(t, sb, "orders", &azservicebus.Message{Body: []byte(`{"order":42}`), TimeToLive: &twenty, MessageID: to("order-42")})
 
@@ -228,6 +238,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.open("/")
 		b.waitJS("the three protocols", textIn("#proto-servicebus", "orders")+" && "+textIn("#proto-rabbitmq", "jobs.dead")+" && "+textIn("#proto-cosmos", "carts"))
 		b.waitJS("one active order", textIn(`tr[data-entity="servicebus:orders"] td:nth-child(3)`, "1"))
+		// The subscription is shown under its topic, with its copy.
+		b.waitJS("the subscription under its topic", textIn(`tr.depth-1[data-entity="servicebus:events/Subscriptions/audit"]`, "Subscriptions/audit")+
+			" && "+textIn(`tr[data-entity="servicebus:events/Subscriptions/audit"] td:nth-child(3)`, "1"))
 		b.shot("01-overview")
 	})
 	step("EntityPage", func(t *testing.T, b *browser) {
