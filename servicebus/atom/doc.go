@@ -9,8 +9,8 @@
 //
 // The wire facts come from the Go SDK (azservicebus v1.11.0, its admin
 // package and internal/atom), the .NET SDK's Administration serializers
-// and the service's responses recorded in those SDKs' tests; see
-// /work/shared/protocol/servicebus.md §3.
+// and the service's responses recorded in those SDKs' tests (the team's
+// protocol notes on Service Bus, section 3, sum them up).
 //
 // Decoding is namespace-aware and order-free (the Go SDK writes generated
 // prefixes such as _XMLSchema-instance:type, .NET and JS i: and d2p1:);
