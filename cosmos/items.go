@@ -322,21 +322,32 @@ func (s *Server) replaceItem(c *gin.Context) {
 	writeResource(c, http.StatusOK, etag, it.Body, true)
 }
 
+// stored returns the stored item of key and its _rid, for a write over
+// it: a 404 when there is none, a 412 when its etag does not match
+// ifMatchETag.
+func (s *Server) stored(ct *container, key, ifMatchETag string) (core.Item, string, error) {
+	old, ok, err := s.cfg.Engine.Get(s.now(), ct.key, key)
+	if err != nil {
+		return core.Item{}, "", err
+	}
+	if !ok {
+		return core.Item{}, "", errItemNotFound()
+	}
+	oldETag, rid := splitMeta(old.Meta)
+	if !ifMatch(ifMatchETag, oldETag) {
+		return core.Item{}, "", errPrecondition()
+	}
+	return old, rid, nil
+}
+
 // replace writes d over the stored item of its key, which must exist and
 // match ifMatchETag.
 func (s *Server) replace(c *gin.Context, ct *container, d *doc, ifMatchETag string) (it core.Item, etag string, err error) {
 	key := itemKey(d.pk.canon(), d.id)
 	err = s.locked(c.Request.Context(), ct, key, func() (*core.Commit, error) {
-		old, ok, err := s.cfg.Engine.Get(s.now(), ct.key, key)
+		_, rid, err := s.stored(ct, key, ifMatchETag)
 		if err != nil {
 			return nil, err
-		}
-		if !ok {
-			return nil, errItemNotFound()
-		}
-		oldETag, rid := splitMeta(old.Meta)
-		if !ifMatch(ifMatchETag, oldETag) {
-			return nil, errPrecondition()
 		}
 		var commit *core.Commit
 		it, etag, commit, err = s.write(ct, d, rid, false)

@@ -330,16 +330,9 @@ func (s *Server) patchItem(c *gin.Context) {
 func (s *Server) patch(c *gin.Context, ct *container, pk partitionKey, id string, pr *patchRequest, ifMatchETag string) (it core.Item, etag string, err error) {
 	key := itemKey(pk.canon(), id)
 	err = s.locked(c.Request.Context(), ct, key, func() (*core.Commit, error) {
-		old, ok, err := s.cfg.Engine.Get(s.now(), ct.key, key)
+		old, rid, err := s.stored(ct, key, ifMatchETag)
 		if err != nil {
 			return nil, err
-		}
-		if !ok {
-			return nil, errItemNotFound()
-		}
-		oldETag, rid := splitMeta(old.Meta)
-		if !ifMatch(ifMatchETag, oldETag) {
-			return nil, errPrecondition()
 		}
 		d, err := s.patched(ct, old.Body, pk, pr)
 		if err != nil {
