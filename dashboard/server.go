@@ -43,6 +43,9 @@ type Config struct {
 	// entities, for the data explorer (Cosmos DB SQL over a container),
 	// keyed by protocol.
 	Queries map[string]QueryFunc
+	// CertificatePEM is lapse's TLS certificate, served at GET /cert.pem
+	// for clients to trust; nil serves a 404.
+	CertificatePEM []byte
 }
 
 // QueryFunc runs query against the entity named name and returns at most
@@ -120,6 +123,7 @@ func (s *Server) routes() http.Handler {
 	})
 
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	r.GET("/cert.pem", s.getCertificate)
 	api := r.Group("/api")
 	api.GET("/info", s.getInfo)
 	api.GET("/clock", s.getClock)
@@ -137,6 +141,15 @@ func (s *Server) routes() http.Handler {
 	s.itemRoutes(api)
 	s.pageRoutes(r)
 	return r
+}
+
+// getCertificate serves the certificate of lapse's TLS listeners.
+func (s *Server) getCertificate(c *gin.Context) {
+	if len(s.cfg.CertificatePEM) == 0 {
+		s.writeError(c, core.Errorf(core.ENOTFOUND, "lapse serves no TLS certificate"))
+		return
+	}
+	c.Data(http.StatusOK, "application/x-pem-file", s.cfg.CertificatePEM)
 }
 
 func (s *Server) getInfo(c *gin.Context) {

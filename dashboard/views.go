@@ -143,8 +143,16 @@ func (s *Server) connectHints() []connectHint {
 			connectHint{core.ServiceBus, "connection string", "Endpoint=sb://" + host + ";SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;"},
 			connectHint{core.RabbitMQ, "URL", "amqp://guest:guest@localhost:" + p + "/"})
 	}
+	if p := port("amqps"); p != "" {
+		host := "localhost"
+		if p != "5671" {
+			host += ":" + p
+		}
+		out = append(out, connectHint{core.ServiceBus, "over TLS, for SDKs without UseDevelopmentEmulator (trust /cert.pem)",
+			"Endpoint=sb://" + host + ";SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;"})
+	}
 	if p := port("servicebusAdmin"); p != "" {
-		out = append(out, connectHint{core.ServiceBus, "administration", "http://localhost:" + p + "/"})
+		out = append(out, connectHint{core.ServiceBus, "administration (HTTP and HTTPS)", "http://localhost:" + p + "/"})
 	}
 	if p := port("rabbitmqManagement"); p != "" {
 		out = append(out, connectHint{core.RabbitMQ, "management API", "http://localhost:" + p + "/api/"})

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -10,17 +12,18 @@ import (
 	"time"
 
 	"github.com/lapse-emulator/lapse/rabbitmq"
-	"github.com/lapse-emulator/lapse/rabbitmq/wire"
 	"github.com/lapse-emulator/lapse/servicebus"
 )
 
-// amqpListener is the AMQP port: it reads each connection's 8-byte protocol
+// amqpListener is an AMQP port: it reads each connection's 8-byte protocol
 // header and hands AMQP 0-9-1 to the RabbitMQ front-end and AMQP 1.0 (plain
-// or SASL) to the Service Bus front-end. Anything else gets what RabbitMQ
-// answers to a protocol it does not speak: the header it supports, then
-// close.
+// or SASL) to the Service Bus front-end (classifyHeader). With a TLS
+// configuration it is the AMQPS port: each connection's TLS handshake comes
+// first, then the same protocol header, as on RabbitMQ's TLS listener and
+// Service Bus's port 5671.
 type amqpListener struct {
 	ln     net.Listener
+	tls    *tls.Config // nil: plain AMQP
 	rabbit *rabbitmq.Server
 	sb     *servicebus.Server
 	log    *slog.Logger
@@ -30,16 +33,18 @@ type amqpListener struct {
 	closed bool
 }
 
-// headerTimeout bounds the wait for a protocol header.
+// headerTimeout bounds the wait for a protocol header, and the TLS
+// handshake before it.
 const headerTimeout = 10 * time.Second
 
-// openAMQP binds addr; serving starts at once.
-func openAMQP(addr string, rabbit *rabbitmq.Server, sb *servicebus.Server, log *slog.Logger) (*amqpListener, error) {
+// openAMQP binds addr; serving starts at once. cfg, if not nil, makes it
+// an AMQPS port.
+func openAMQP(addr string, cfg *tls.Config, rabbit *rabbitmq.Server, sb *servicebus.Server, log *slog.Logger) (*amqpListener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	l := &amqpListener{ln: ln, rabbit: rabbit, sb: sb, log: log, hello: map[net.Conn]struct{}{}}
+	l := &amqpListener{ln: ln, tls: cfg, rabbit: rabbit, sb: sb, log: log, hello: map[net.Conn]struct{}{}}
 	l.wg.Add(1)
 	go l.accept()
 	return l, nil
@@ -68,34 +73,47 @@ func (l *amqpListener) accept() {
 	}
 }
 
-// handle reads the protocol header and hands the connection on.
+// handle runs the TLS handshake of an AMQPS port, reads the protocol
+// header and hands the connection on.
 func (l *amqpListener) handle(nc net.Conn) {
 	defer l.wg.Done()
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
+	raw := nc
 	var h [8]byte
-	nc.SetReadDeadline(time.Now().Add(headerTimeout))
-	_, err := io.ReadFull(nc, h[:])
-	nc.SetReadDeadline(time.Time{})
+	nc.SetDeadline(time.Now().Add(headerTimeout))
+	var err error
+	if l.tls != nil {
+		tc := tls.Server(nc, l.tls)
+		if err = tc.Handshake(); err != nil {
+			l.log.Debug("TLS handshake failed", "remote", nc.RemoteAddr().String(), "err", err)
+		}
+		nc = tc
+	}
+	if err == nil {
+		_, err = io.ReadFull(nc, h[:])
+	}
+	nc.SetDeadline(time.Time{})
 	l.mu.Lock()
-	delete(l.hello, nc)
+	delete(l.hello, raw)
 	closed := l.closed
 	l.mu.Unlock()
 	if err != nil || closed {
 		nc.Close()
 		return
 	}
-	if string(h[:4]) == "AMQP" && h[4] == 0 {
-		l.rabbit.ServeConn(nc, h)
-		return
+	route, handOn := classifyHeader(h)
+	switch route {
+	case routeRabbitMQ:
+		l.rabbit.ServeConn(nc, handOn)
+	case routeServiceBus:
+		l.sb.ServeConn(nc, handOn)
+	default:
+		l.log.Debug("protocol header refused", "remote", nc.RemoteAddr().String(), "header", fmt.Sprintf("%q", h[:]))
+		nc.Write(handOn[:])
+		nc.Close()
 	}
-	if string(h[:4]) == "AMQP" && (h[4] == 0 || h[4] == 3) && h[5] == 1 && h[6] == 0 && h[7] == 0 {
-		l.sb.ServeConn(nc, h)
-		return
-	}
-	nc.Write(wire.ProtocolHeader[:])
-	nc.Close()
 }
 
 // Close stops accepting, closes every connection and waits for them.

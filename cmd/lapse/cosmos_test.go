@@ -121,7 +121,7 @@ func TestCosmosConfigClockAndReset_CO4(t *testing.T) {
 	}
 
 	// The certificate is in the data folder and the same after a restart.
-	cert, err := os.ReadFile(filepath.Join(data, "cosmos-cert.pem"))
+	cert, err := os.ReadFile(filepath.Join(data, certFile))
 	if err != nil {
 		t.Fatal(err)
 	}

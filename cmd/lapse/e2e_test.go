@@ -35,6 +35,7 @@ func TestHealthzAndInfo(t *testing.T) {
 	want := dashboard.Info{Version: "dev", Listeners: map[string]dashboard.Listener{
 		"control":            {Addr: m.Control.Addr().String(), Served: true},
 		"amqp":               {Addr: m.amqp.Addr().String(), Served: true},
+		"amqps":              {Addr: m.amqps.Addr().String(), Served: true},
 		"cosmos":             {Addr: m.Cosmos.Addr().String(), Served: true},
 		"servicebusAdmin":    {Addr: m.sbAdmin.Addr().String(), Served: true},
 		"rabbitmqManagement": {Addr: m.management.Addr().String(), Served: true},

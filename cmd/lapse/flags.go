@@ -19,6 +19,7 @@ type Config struct {
 	Data string
 	// The listeners' addresses; ":0" picks a free port.
 	AMQPAddr               string
+	AMQPSAddr              string
 	CosmosAddr             string
 	ServiceBusAdminAddr    string
 	RabbitMQManagementAddr string
@@ -34,6 +35,9 @@ type Config struct {
 	CosmosConfig             string
 	// CosmosKey is the Cosmos DB account key; "" is the emulator's.
 	CosmosKey string
+	// CertHosts are host names and addresses, comma-separated, that the
+	// TLS certificate covers besides localhost, 127.0.0.1 and ::1.
+	CertHosts string
 	// LogLevel is the level of the log written to stderr.
 	LogLevel slog.Level
 }
@@ -75,8 +79,9 @@ func newServeFlags(c *Config, logLevel *string, getenv func(string) string) *fla
 	fs := flag.NewFlagSet("lapse serve", flag.ContinueOnError)
 	envString(fs, getenv, &c.Data, "data", "./lapse-data", `data folder (one SQLite file inside); ":memory:" keeps nothing`)
 	envString(fs, getenv, &c.AMQPAddr, "amqp-addr", ":5672", "AMQP address: 1.0 (Service Bus) and 0-9-1 (RabbitMQ)")
+	envString(fs, getenv, &c.AMQPSAddr, "amqps-addr", ":5671", "AMQPS address: AMQP 1.0 and 0-9-1 over TLS, for clients that always use TLS")
 	envString(fs, getenv, &c.CosmosAddr, "cosmos-addr", ":8081", "Cosmos DB REST address (HTTPS and plain HTTP on one port)")
-	envString(fs, getenv, &c.ServiceBusAdminAddr, "servicebus-admin-addr", ":5300", "Service Bus administration address (ATOM API over plain HTTP, GET /health)")
+	envString(fs, getenv, &c.ServiceBusAdminAddr, "servicebus-admin-addr", ":5300", "Service Bus administration address (ATOM API over HTTP and HTTPS on one port, GET /health)")
 	envString(fs, getenv, &c.RabbitMQManagementAddr, "rabbitmq-management-addr", ":15672", "RabbitMQ management HTTP API address")
 	envString(fs, getenv, &c.ControlAddr, "control-addr", ":8080", "control API and /healthz address")
 	envString(fs, getenv, &c.Clock, "clock", "real", `"real", or "frozen" to start frozen at the current time`)
@@ -85,6 +90,7 @@ func newServeFlags(c *Config, logLevel *string, getenv func(string) string) *fla
 	envString(fs, getenv, &c.RabbitMQDefinitions, "rabbitmq-definitions", "", "RabbitMQ definitions.json to declare at start (users, vhosts, permissions, policies, queues, exchanges, bindings)")
 	envString(fs, getenv, &c.CosmosConfig, "cosmos-config", "", "JSON file of Cosmos databases and containers")
 	envString(fs, getenv, &c.CosmosKey, "cosmos-key", "", "Cosmos DB account key, base64 (default: the official emulator's well-known key)")
+	envString(fs, getenv, &c.CertHosts, "cert-hosts", "", "more host names or addresses, comma-separated, for the TLS certificate (e.g. a compose service name)")
 	envString(fs, getenv, logLevel, "log-level", "info", "debug, info, warn or error")
 	return fs
 }

@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -65,24 +63,5 @@ func TestRabbitMQDefinitionsFile(t *testing.T) {
 	if err := m2.Run(context.Background()); err == nil {
 		m2.Close(context.Background())
 		t.Fatal("lapse started with a broken definitions file")
-	}
-}
-
-// The AMQP port answers a protocol header it does not speak as RabbitMQ
-// does: with the 0-9-1 header, then close. (AMQP 1.0 goes to Service Bus.)
-func TestAMQPListenerAnswersOtherProtocolHeaders(t *testing.T) {
-	m := MustStart(t)
-	for _, h := range []string{"AMQP\x02\x01\x00\x00", "AMQP\x01\x01\x00\x0a", "HTTP/1.1"} {
-		nc, err := net.Dial("tcp", dialable(m.amqp.Addr().String()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		nc.SetDeadline(time.Now().Add(5 * time.Second))
-		nc.Write([]byte(h))
-		got, _ := io.ReadAll(nc)
-		nc.Close()
-		if string(got) != "AMQP\x00\x00\x09\x01" {
-			t.Errorf("header %q: answered %q", h, got)
-		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -38,11 +39,17 @@ type Main struct {
 	Cosmos  *cosmos.Server
 
 	amqp       *amqpListener
+	amqps      *amqpListener
 	management *rabbitmq.Management
 	sbAdmin    *servicebus.Admin
 
 	store  store
 	runner *runner
+
+	// cert is the one TLS certificate of every TLS listener, certPEM its
+	// PEM as clients download it to trust it.
+	cert    *tls.Certificate
+	certPEM []byte
 }
 
 // NewMain returns a Main with the defaults of the binary.
@@ -71,6 +78,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	if m.store, err = openStore(m.Config.Data); err != nil {
 		return err
+	}
+	if m.cert, m.certPEM, err = m.certificate(); err != nil {
+		return fmt.Errorf("TLS certificate: %w", err)
 	}
 	m.runner = newRunner(m.Clock)
 	reg, metrics := newMetrics()
@@ -106,17 +116,22 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		OnReset: m.declareConfigured,
 		Queries: map[string]dashboard.QueryFunc{core.Cosmos: m.queryCosmos},
 		// One registry for the engine's metrics and the server's.
-		Registry:    reg,
-		Connections: m.connections,
+		Registry:       reg,
+		Connections:    m.connections,
+		CertificatePEM: m.certPEM,
 	})
 	if err := m.Control.Open(); err != nil {
 		return err
 	}
 	log.Info("listening", "listener", "control", "addr", m.Control.Addr().String())
-	if m.amqp, err = openAMQP(m.Config.AMQPAddr, m.Rabbit, m.SB, log.With("listener", "amqp")); err != nil {
+	if m.amqp, err = openAMQP(m.Config.AMQPAddr, nil, m.Rabbit, m.SB, log.With("listener", "amqp")); err != nil {
 		return err
 	}
 	log.Info("listening", "listener", "amqp", "addr", m.amqp.Addr().String())
+	if m.amqps, err = openAMQP(m.Config.AMQPSAddr, m.tlsConfig(), m.Rabbit, m.SB, log.With("listener", "amqps")); err != nil {
+		return err
+	}
+	log.Info("listening", "listener", "amqps", "addr", m.amqps.Addr().String())
 	m.management = rabbitmq.NewManagement(rabbitmq.ManagementConfig{Addr: m.Config.RabbitMQManagementAddr,
 		Server: m.Rabbit, Logger: log.With("listener", "rabbitmqManagement"), AMQPAddr: m.amqp.Addr})
 	if err := m.management.Open(); err != nil {
@@ -124,6 +139,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	log.Info("listening", "listener", "rabbitmqManagement", "addr", m.management.Addr().String())
 	m.sbAdmin = servicebus.NewAdmin(m.SB, m.Config.ServiceBusAdminAddr, log.With("listener", "servicebusAdmin"))
+	// Admin clients of SDKs without emulator support build https:// URLs.
+	m.sbAdmin.ServeTLS(m.tlsConfig())
 	if err := m.sbAdmin.Open(); err != nil {
 		return err
 	}
@@ -134,6 +151,12 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	log.Info("listening", "listener", "cosmos", "addr", m.Cosmos.Addr().String())
 	log.Info("lapse started", "version", version, "data", m.Config.Data, "clock", m.Clock.Mode())
 	return nil
+}
+
+// tlsConfig is the TLS configuration of the AMQPS port and the Service
+// Bus administration API: the one certificate.
+func (m *Main) tlsConfig() *tls.Config {
+	return &tls.Config{Certificates: []tls.Certificate{*m.cert}, MinVersion: tls.VersionTLS12}
 }
 
 // Close stops the listeners, then the expiry runner, then closes the store,
@@ -148,6 +171,9 @@ func (m *Main) Close(ctx context.Context) error {
 	}
 	if m.management != nil {
 		errs = append(errs, m.management.Close(ctx))
+	}
+	if m.amqps != nil {
+		errs = append(errs, m.amqps.Close(ctx))
 	}
 	if m.amqp != nil {
 		errs = append(errs, m.amqp.Close(ctx))
@@ -172,6 +198,9 @@ func (m *Main) info() dashboard.Info {
 	}
 	if m.amqp != nil {
 		ls["amqp"] = dashboard.Listener{Addr: m.amqp.Addr().String(), Served: true}
+	}
+	if m.amqps != nil {
+		ls["amqps"] = dashboard.Listener{Addr: m.amqps.Addr().String(), Served: true}
 	}
 	if m.management != nil {
 		ls["rabbitmqManagement"] = dashboard.Listener{Addr: m.management.Addr().String(), Served: true}
