@@ -1,0 +1,221 @@
+"""Scenarios that drive lapse with Debian's azure-servicebus 7.8.2 (on uamqp),
+which has no emulator support: it dials AMQPS on port 5671 and checks the
+certificate, and its administration client builds https:// URLs.
+
+    python3 servicebus.py SCENARIO
+
+Environment: SERVICEBUS_CONNECTION_STRING (the service's, without
+UseDevelopmentEmulator; its endpoint names the administration port, which
+the AMQP client ignores), LAPSE_CERT (lapse's certificate, passed as
+connection_verify), REQUESTS_CA_BUNDLE (the same, for the administration
+client's requests), LAPSE_CONTROL_URL (lapse's control API, to move its
+clock). Each scenario prints one JSON line that servicebus_python_test.go
+checks.
+"""
+
+import datetime
+import json
+import os
+import sys
+import urllib.request
+
+from azure.servicebus import (
+    ServiceBusClient,
+    ServiceBusMessage,
+    ServiceBusReceiveMode,
+    ServiceBusSubQueue,
+)
+from azure.servicebus.management import ServiceBusAdministrationClient
+
+CONN = os.environ["SERVICEBUS_CONNECTION_STRING"]
+CERT = os.environ["LAPSE_CERT"]
+CONTROL = os.environ["LAPSE_CONTROL_URL"]
+
+
+def client():
+    return ServiceBusClient.from_connection_string(CONN, connection_verify=CERT)
+
+
+def admin():
+    return ServiceBusAdministrationClient.from_connection_string(CONN)
+
+
+def advance(by):
+    """Moves lapse's clock; returns once everything due is applied."""
+    req = urllib.request.Request(
+        CONTROL + "/api/clock/advance",
+        data=json.dumps({"by": by}).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(req) as resp:
+        return json.load(resp)
+
+
+def receive(receiver, n):
+    """Receives n messages; lapse has them all, so no wait is long."""
+    got = []
+    for _ in range(20):
+        got += receiver.receive_messages(max_message_count=n - len(got), max_wait_time=1)
+        if len(got) >= n:
+            break
+    return got
+
+
+def body(msg):
+    return b"".join(msg.body).decode()
+
+
+def is_guid(s):
+    import uuid
+
+    try:
+        uuid.UUID(str(s))
+        return True
+    except ValueError:
+        return False
+
+
+def send_receive_settle():
+    adm = admin()
+    adm.create_queue("orders", lock_duration=datetime.timedelta(seconds=30), max_delivery_count=5)
+    with client() as c:
+        with c.get_queue_sender("orders") as s:
+            s.send_messages(ServiceBusMessage("one", message_id="id-1", application_properties={"color": "red"}))
+            s.send_messages([ServiceBusMessage("two"), ServiceBusMessage("three")])
+        with c.get_queue_receiver("orders", max_wait_time=5) as r:
+            msgs = receive(r, 3)
+            first = {body(m): m for m in msgs}
+            out = {
+                "bodies": sorted(first),
+                "messageId": first["one"].message_id,
+                "color": (first["one"].application_properties or {}).get(b"color", b"").decode(),
+                "otherIdsAreGUIDs": all(is_guid(first[b].message_id) for b in ("two", "three")),
+                "deliveryCounts": sorted(m.delivery_count for m in msgs),
+                "locked": all(m.lock_token and m.locked_until_utc for m in msgs),
+                "sequenceNumbers": sorted(m.sequence_number for m in msgs),
+            }
+            r.complete_message(first["one"])
+            r.abandon_message(first["two"])
+            r.dead_letter_message(first["three"], reason="Rejected", error_description="not today")
+            again = receive(r, 1)
+            out["redelivered"] = [body(m) for m in again]
+            out["redeliveryCount"] = again[0].delivery_count if again else None
+            for m in again:
+                r.complete_message(m)
+        with c.get_queue_receiver("orders", sub_queue=ServiceBusSubQueue.DEAD_LETTER, max_wait_time=5) as d:
+            dead = receive(d, 1)
+            out["deadLettered"] = [[body(m), m.dead_letter_reason, m.dead_letter_error_description] for m in dead]
+            for m in dead:
+                d.complete_message(m)
+    props = adm.get_queue_runtime_properties("orders")
+    out["left"] = [props.active_message_count, props.dead_letter_message_count]
+    return out
+
+
+def peek():
+    admin().create_queue("peeked")
+    with client() as c:
+        with c.get_queue_sender("peeked") as s:
+            s.send_messages([ServiceBusMessage("a"), ServiceBusMessage("b"), ServiceBusMessage("c")])
+        with c.get_queue_receiver("peeked", max_wait_time=5) as r:
+            all3 = r.peek_messages(max_message_count=10)
+            from2 = r.peek_messages(max_message_count=10, sequence_number=all3[1].sequence_number)
+            return {
+                "bodies": [body(m) for m in all3],
+                "sequenceNumbers": [m.sequence_number for m in all3],
+                "fromSecond": [body(m) for m in from2],
+                "idsAreSet": all(m.message_id for m in all3),
+                "noLocks": all(m.lock_token is None for m in all3),
+            }
+
+
+def defer():
+    admin().create_queue("deferred")
+    with client() as c:
+        with c.get_queue_sender("deferred") as s:
+            s.send_messages(ServiceBusMessage("later"))
+        with c.get_queue_receiver("deferred", max_wait_time=5) as r:
+            (m,) = receive(r, 1)
+            seq = m.sequence_number
+            r.defer_message(m)
+            peeked = r.peek_messages(max_message_count=10)
+            state = str(peeked[0].state) if peeked else None
+            (d,) = r.receive_deferred_messages([seq])
+            got = body(d)
+            r.complete_message(d)
+            return {"body": got, "peekedState": state, "afterComplete": len(r.peek_messages(max_message_count=10))}
+
+
+def schedule():
+    admin().create_queue("scheduled")
+    with client() as c:
+        with c.get_queue_sender("scheduled") as s:
+            at = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=5)
+            seqs = s.schedule_messages([ServiceBusMessage("keep"), ServiceBusMessage("cancel")], at)
+            s.cancel_scheduled_messages(seqs[1])
+        with c.get_queue_receiver("scheduled", max_wait_time=5) as r:
+            before = [[body(m), str(m.state)] for m in r.peek_messages(max_message_count=10)]
+            advance("6m")
+            got = receive(r, 1)
+            for m in got:
+                r.complete_message(m)
+            return {"sequenceNumbers": len(seqs), "before": before, "received": [body(m) for m in got]}
+
+
+def renew_lock():
+    admin().create_queue("renewed", lock_duration=datetime.timedelta(seconds=30))
+    with client() as c:
+        with c.get_queue_sender("renewed") as s:
+            s.send_messages(ServiceBusMessage("held"))
+        with c.get_queue_receiver("renewed", max_wait_time=5) as r:
+            (m,) = receive(r, 1)
+            first = m.locked_until_utc
+            advance("20s")
+            renewed = r.renew_message_lock(m)
+            advance("20s")
+            # 40 s after the receive, the renewed lock still holds.
+            r.complete_message(m)
+            return {
+                "renewedBy": round((renewed - first).total_seconds()),
+                "left": admin().get_queue_runtime_properties("renewed").active_message_count,
+            }
+
+
+def ttl_dead_letter():
+    adm = admin()
+    adm.create_queue(
+        "expiring",
+        default_message_time_to_live=datetime.timedelta(minutes=10),
+        dead_lettering_on_message_expiration=True,
+    )
+    with client() as c:
+        with c.get_queue_sender("expiring") as s:
+            s.send_messages(ServiceBusMessage("by default"))
+            s.send_messages(ServiceBusMessage("own ttl", time_to_live=datetime.timedelta(minutes=1)))
+        advance("2m")
+        mid = adm.get_queue_runtime_properties("expiring")
+        advance("9m")
+        with c.get_queue_receiver("expiring", sub_queue=ServiceBusSubQueue.DEAD_LETTER, max_wait_time=5) as d:
+            dead = receive(d, 2)
+            out = {
+                "afterTwoMinutes": [mid.active_message_count, mid.dead_letter_message_count],
+                "deadLettered": sorted([body(m), m.dead_letter_reason] for m in dead),
+                "descriptions": sorted({m.dead_letter_error_description for m in dead}),
+            }
+            for m in dead:
+                d.complete_message(m)
+        with c.get_queue_receiver("expiring", receive_mode=ServiceBusReceiveMode.RECEIVE_AND_DELETE, max_wait_time=1) as r:
+            out["stillActive"] = len(r.receive_messages(max_message_count=10, max_wait_time=1))
+        return out
+
+
+SCENARIOS = {
+    f.__name__: f for f in (send_receive_settle, peek, defer, schedule, renew_lock, ttl_dead_letter)
+}
+
+if __name__ == "__main__":
+    name = sys.argv[1]
+    result = SCENARIOS[name]()
+    result["scenario"] = name
+    print(json.dumps(result, sort_keys=True, default=str))
