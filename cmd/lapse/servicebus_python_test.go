@@ -132,3 +132,25 @@ func TestPythonServiceBusTTLDeadLetter_SB8(t *testing.T) {
 		Scenario:        "ttl_dead_letter",
 	})
 }
+
+// The administration client (HTTPS): queues, topics, subscriptions and
+// rules created, read, updated, listed and deleted; a topic's message
+// reaches its subscription.
+func TestPythonServiceBusAdministration(t *testing.T) {
+	type result struct {
+		Queue         []any
+		Queues        []string
+		Topics        []string
+		Subscriptions []string
+		Rules         []string
+		RuleFilter    string
+		Received      []string
+		AfterDelete   []int
+		Scenario      string
+	}
+	runSBPython(t, "administration", result{
+		Queue: []any{"q", "0:10:00", true}, Queues: []string{"q"}, Topics: []string{"t"}, Subscriptions: []string{"s"},
+		Rules: []string{"$Default", "red"}, RuleFilter: "color = 'red'", Received: []string{"blue one", "red one"},
+		AfterDelete: []int{0, 0}, Scenario: "administration",
+	})
+}

@@ -210,8 +210,49 @@ def ttl_dead_letter():
         return out
 
 
+def administration():
+    from azure.servicebus.management import SqlRuleFilter
+
+    adm = admin()
+    adm.create_queue("q", default_message_time_to_live=datetime.timedelta(hours=1))
+    q = adm.get_queue("q")
+    q.default_message_time_to_live = datetime.timedelta(minutes=10)
+    q.dead_lettering_on_message_expiration = True
+    adm.update_queue(q)
+    q = adm.get_queue("q")
+    adm.create_topic("t")
+    adm.create_subscription("t", "s", default_message_time_to_live=datetime.timedelta(minutes=5))
+    adm.create_rule("t", "s", "red", filter=SqlRuleFilter("color = 'red'"))
+    out = {
+        "queue": [q.name, str(q.default_message_time_to_live), q.dead_lettering_on_message_expiration],
+        "queues": [x.name for x in adm.list_queues()],
+        "topics": [x.name for x in adm.list_topics()],
+        "subscriptions": [x.name for x in adm.list_subscriptions("t")],
+        "rules": sorted(r.name for r in adm.list_rules("t", "s")),
+        "ruleFilter": adm.get_rule("t", "s", "red").filter.sql_expression,
+    }
+    with client() as c:
+        with c.get_topic_sender("t") as s:
+            s.send_messages([
+                ServiceBusMessage("red one", application_properties={"color": "red"}),
+                ServiceBusMessage("blue one", application_properties={"color": "blue"}),
+            ])
+        with c.get_subscription_receiver("t", "s", max_wait_time=5) as r:
+            got = receive(r, 2)
+            out["received"] = sorted(body(m) for m in got)
+            for m in got:
+                r.complete_message(m)
+    adm.delete_rule("t", "s", "red")
+    adm.delete_subscription("t", "s")
+    adm.delete_topic("t")
+    adm.delete_queue("q")
+    out["afterDelete"] = [len(list(adm.list_queues())), len(list(adm.list_topics()))]
+    return out
+
+
 SCENARIOS = {
-    f.__name__: f for f in (send_receive_settle, peek, defer, schedule, renew_lock, ttl_dead_letter)
+    f.__name__: f
+    for f in (send_receive_settle, peek, defer, schedule, renew_lock, ttl_dead_letter, administration)
 }
 
 if __name__ == "__main__":
