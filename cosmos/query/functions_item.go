@@ -116,3 +116,26 @@ func numbers(v any) ([]float64, bool) {
 	}
 	return out, true
 }
+
+// similarityFirst reports whether ORDER BY x without ASC or DESC sorts
+// descending: x is a VectorDistance call, whose results the service
+// always sorts most similar first, which for the cosine and dotproduct
+// scores is the highest and for euclidean distances the lowest.
+func similarityFirst(x expr) bool {
+	c, ok := x.(*callExpr)
+	if !ok || !strings.EqualFold(c.name, "VectorDistance") {
+		return false
+	}
+	if len(c.args) == 4 {
+		if o, ok := c.args[3].(*objectExpr); ok {
+			for i, k := range o.keys {
+				if l, ok := o.vals[i].(*litExpr); ok && k == "distanceFunction" {
+					if s, ok := l.v.(string); ok && strings.EqualFold(s, "euclidean") {
+						return false
+					}
+				}
+			}
+		}
+	}
+	return true
+}
