@@ -26,6 +26,10 @@ var corpusNow = time.Date(2024, 5, 6, 7, 8, 9, 123456700, time.UTC)
 //	params: {"@p": 1}    (optional)
 //	doc: where           (optional: the expected result is documented by
 //	                      Microsoft and -update leaves it alone)
+//	now: RFC 3339 time   (optional: the query's clock; default corpusNow)
+//	tolerance: 1e-5      (optional: numbers match within this relative error)
+//	differs: why         (optional, reference cases: lapse knowingly gives
+//	                      another result than the documented one)
 //	query:
 //	SELECT ...
 //	result:
@@ -33,13 +37,16 @@ var corpusNow = time.Date(2024, 5, 6, 7, 8, 9, 123456700, time.UTC)
 //	   or
 //	error: SC1001 7-15 Syntax error, incorrect syntax near 'x'.
 type corpusCase struct {
-	name   string
-	docs   string
-	params string
-	doc    string
-	query  string
-	result string // the text after "result:" or "error:"
-	isErr  bool
+	name    string
+	docs    string
+	params  string
+	doc     string
+	now     string
+	tol     string
+	differs string
+	query   string
+	result  string // the text after "result:" or "error:"
+	isErr   bool
 }
 
 // readCases parses a case file.
@@ -78,6 +85,12 @@ func readCases(tb testing.TB, path string) []*corpusCase {
 			c.params = strings.TrimSpace(line[7:])
 		case section == "" && strings.HasPrefix(line, "doc:"):
 			c.doc = strings.TrimSpace(line[4:])
+		case section == "" && strings.HasPrefix(line, "now:"):
+			c.now = strings.TrimSpace(line[4:])
+		case section == "" && strings.HasPrefix(line, "tolerance:"):
+			c.tol = strings.TrimSpace(line[len("tolerance:"):])
+		case section == "" && strings.HasPrefix(line, "differs:"):
+			c.differs = strings.TrimSpace(line[len("differs:"):])
 		case line == "query:" && section == "":
 			section = "query"
 		case section == "query" && (line == "result:" || strings.HasPrefix(line, "error:")):
@@ -122,6 +135,15 @@ func writeCases(path string, cases []*corpusCase) error {
 		}
 		if c.doc != "" {
 			fmt.Fprintf(&b, "doc: %s\n", c.doc)
+		}
+		if c.now != "" {
+			fmt.Fprintf(&b, "now: %s\n", c.now)
+		}
+		if c.tol != "" {
+			fmt.Fprintf(&b, "tolerance: %s\n", c.tol)
+		}
+		if c.differs != "" {
+			fmt.Fprintf(&b, "differs: %s\n", c.differs)
 		}
 		fmt.Fprintf(&b, "query:\n%s\n", c.query)
 		if c.isErr {
@@ -185,6 +207,12 @@ func runCase(tb testing.TB, c *corpusCase) ([]string, string) {
 		return nil, fmt.Sprintf("%s %d-%d %s", e.Code, e.Start, e.End, e.Message)
 	}
 	docs := MustDocs(tb, c.docs)
+	now := corpusNow
+	if c.now != "" {
+		if now, err = time.Parse(time.RFC3339Nano, c.now); err != nil {
+			tb.Fatalf("now: %v", err)
+		}
+	}
 	var rows []string
 	err = q.Run(func(yield func(any) bool) {
 		for _, d := range docs {
@@ -192,7 +220,7 @@ func runCase(tb testing.TB, c *corpusCase) ([]string, string) {
 				return
 			}
 		}
-	}, MustParams(tb, c.params), Options{Now: corpusNow}, func(row any) bool {
+	}, MustParams(tb, c.params), Options{Now: now}, func(row any) bool {
 		rows = append(rows, string(AppendJSON(nil, row)))
 		return true
 	})

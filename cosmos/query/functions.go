@@ -44,7 +44,8 @@ func lookupFunction(name string) *function {
 // builtins is the read-only table of built-in scalar functions by
 // upper-case name. The aggregates (COUNT, SUM, AVG, MIN, MAX) are not
 // here: the binder handles them.
-var builtins = mergeTables(typeFunctions, stringFunctions, arrayFunctions, mathFunctions, dateFunctions)
+var builtins = mergeTables(typeFunctions, stringFunctions, arrayFunctions, arraySetFunctions, mathFunctions,
+	dateFunctions, dateTimeFunctions, itemFunctions, spatialFunctions, vectorFunctions)
 
 // mergeTables joins the per-group tables into one.
 func mergeTables(tables ...map[string]*function) map[string]*function {

@@ -101,8 +101,8 @@ func argDate(args []any, i int) (time.Time, bool) {
 	return parseDate(s)
 }
 
-// parseDate parses YYYY-MM-DD, optionally followed by Thh:mm, :ss, a
-// fraction of up to seven digits, and Z.
+// parseDate parses YYYY-MM-DD, optionally followed by Thh:mm (or a space
+// for the T), :ss, a fraction of up to seven digits, and Z.
 func parseDate(s string) (time.Time, bool) {
 	num := func(from, n int) (int, bool) {
 		if from+n > len(s) {
@@ -125,7 +125,7 @@ func parseDate(s string) (time.Time, bool) {
 	}
 	var h, mi, sec, frac int
 	p := 10
-	if p < len(s) && s[p] == 'T' {
+	if p < len(s) && (s[p] == 'T' || s[p] == ' ') {
 		var ok4, ok5 bool
 		h, ok4 = num(p+1, 2)
 		mi, ok5 = num(p+4, 2)

@@ -51,11 +51,25 @@ var stringFunctions = map[string]*function{
 		}
 		return float64(start + utf8.RuneCountInString(string(rs[start:])[:i]))
 	}),
-	"LASTINDEXOF": fn(2, 2, func(_ *env, a []any) any {
+	// LASTINDEXOF(s, sub [, start]): with start, only a match that ends at
+	// or before position start counts (the search runs from start back to
+	// the beginning).
+	"LASTINDEXOF": fn(2, 3, func(_ *env, a []any) any {
 		s, ok1 := argStr(a, 0)
 		sub, ok2 := argStr(a, 1)
 		if !ok1 || !ok2 {
 			return Undefined
+		}
+		if len(a) == 3 {
+			n, ok := argNum(a, 2)
+			if !ok || n != math.Trunc(n) {
+				return Undefined
+			}
+			rs := []rune(s)
+			if n < 0 {
+				return -1.0
+			}
+			s = string(rs[:min(int(min(n, float64(len(rs)))+1), len(rs))])
 		}
 		i := strings.LastIndex(s, sub)
 		if i < 0 {
@@ -132,11 +146,16 @@ var stringFunctions = map[string]*function{
 		}
 		return strings.Join(parts, sep)
 	}),
+	// StringSplit(s, sep): an empty separator leaves s whole, and an empty
+	// s gives one empty string.
 	"STRINGSPLIT": fn(2, 2, func(_ *env, a []any) any {
 		s, ok1 := argStr(a, 0)
 		sep, ok2 := argStr(a, 1)
 		if !ok1 || !ok2 {
 			return Undefined
+		}
+		if sep == "" {
+			return []any{s}
 		}
 		parts := strings.Split(s, sep)
 		out := make([]any, len(parts))
@@ -145,7 +164,39 @@ var stringFunctions = map[string]*function{
 		}
 		return out
 	}),
-	"REGEXMATCH": fn(2, 3, regexMatch),
+	"CONTAINS_ALL_CI": containsEach(true, andValues, true),
+	"CONTAINS_ALL_CS": containsEach(false, andValues, true),
+	"CONTAINS_ANY_CI": containsEach(true, orValues, false),
+	"CONTAINS_ANY_CS": containsEach(false, orValues, false),
+	"REGEXMATCH":      fn(2, 3, regexMatch),
+}
+
+// containsEach builds CONTAINS_ALL_* and CONTAINS_ANY_*: CONTAINS(s, x, ci)
+// for each further argument x, joined with AND (all) or OR (any) over the
+// logical values, so that an undefined x is neither found nor missing.
+func containsEach(ci bool, join func(a, b any) any, start bool) *function {
+	return fnU(2, -1, func(_ *env, a []any) any {
+		s, ok := argStr(a, 0)
+		if !ok {
+			return Undefined
+		}
+		if ci {
+			s = strings.ToLower(s)
+		}
+		var acc any = start
+		for _, v := range a[1:] {
+			x, ok := v.(string)
+			if !ok {
+				acc = join(acc, Undefined)
+				continue
+			}
+			if ci {
+				x = strings.ToLower(x)
+			}
+			acc = join(acc, strings.Contains(s, x))
+		}
+		return acc
+	})
 }
 
 // strPredicate builds f(s, x [, ignoreCase]) for a string test.

@@ -179,10 +179,12 @@ func (p *parser) query(sub bool) (*Query, error) {
 				return nil, err
 			}
 			item := orderItem{x: x}
-			if p.acceptKw(kwDesc) {
+			switch {
+			case p.acceptKw(kwDesc):
 				item.desc = true
-			} else {
-				p.acceptKw(kwAsc)
+			case p.acceptKw(kwAsc):
+			default:
+				item.desc = similarityFirst(x)
 			}
 			q.orderBy = append(q.orderBy, item)
 			if !p.acceptOp(",") {
