@@ -238,7 +238,9 @@ func encodeDelivery(dst []byte, n *node, it *core.Item, d delivery) ([]byte, err
 	// header: delivery-count counts earlier deliveries; the TTL is the
 	// effective one on receive, the message's own on peek (SB-11).
 	hdr.DeliveryCount = it.DeliveryCount
-	if !d.peek && hdr.DeliveryCount > 0 {
+	if (!d.peek || it.State == core.Locked) && hdr.DeliveryCount > 0 {
+		// the delivery under way counts once its lock is lost or the
+		// message abandoned, not before, also on peek
 		hdr.DeliveryCount--
 	}
 	hdr.TTL = nil
@@ -250,7 +252,9 @@ func encodeDelivery(dst []byte, n *node, it *core.Item, d delivery) ([]byte, err
 		ms := uint32(ttl.Duration() / time.Millisecond)
 		hdr.TTL = &ms
 	}
-	if dst, err = amqp.AppendSection(dst, 0x70, &hdr); err != nil {
+	// delivery-count is written even at 0, as the service does:
+	// @azure/service-bus passes the field through as deliveryCount.
+	if dst, err = hdr.AppendCounted(dst); err != nil {
 		return nil, err
 	}
 	if d.locked {
