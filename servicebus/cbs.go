@@ -14,12 +14,11 @@ import (
 // checked against the configured keys and, when valid, authorizes the
 // connection for its audience until it expires.
 func (c *conn) cbsRequest(l *link, id uint32, settled bool, body []byte) {
-	c.reply(l.ss, id, settled, nil, nil)
-	m, err := amqp.UnmarshalMessage(body)
-	if err != nil {
-		c.log.Debug("an undecodable $cbs request", "err", err)
+	r := c.acceptRequest(l, id, settled, body)
+	if r == nil {
 		return
 	}
+	m := r.msg
 	op, _ := stringProp(m.ApplicationProperties, "operation")
 	audience, _ := stringProp(m.ApplicationProperties, "name")
 	status, desc := int32(200), "Accepted"
@@ -46,12 +45,44 @@ func (c *conn) cbsRequest(l *link, id uint32, settled bool, body []byte) {
 			{Key: "status-description", Value: desc},
 		},
 	}
-	c.sendResponse(l, m, resp)
+	c.sendResponse(r, resp)
 }
 
-// sendResponse sends a response to a $cbs or $management request on the
-// session's link for responses.
-func (c *conn) sendResponse(l *link, req, resp *amqp.Message) {
+// request is a $cbs or $management request the server has settled. Only
+// acceptRequest makes one and sendResponse needs one, so a reply is never
+// queued before the disposition of its request.
+type request struct {
+	l   *link
+	msg *amqp.Message
+}
+
+// acceptRequest reads a request that came on l as delivery id and, unless
+// the client sent it settled, settles it at once: the disposition is
+// queued here, on the connection's reading goroutine, before the request
+// is served, so it goes out before the reply. uamqp (the transport of
+// azure-servicebus up to 7.8 and azure-eventhub up to 5.10) fails a reply
+// to a request it has not seen settled. A request that does not decode is
+// rejected and gets no reply: acceptRequest returns nil.
+func (c *conn) acceptRequest(l *link, id uint32, settled bool, body []byte) *request {
+	m, err := amqp.UnmarshalMessage(body)
+	var state amqp.DeliveryState = &amqp.Accepted{}
+	if err != nil {
+		c.log.Debug("an undecodable request", "address", l.addr, "err", err)
+		state = &amqp.Rejected{Error: &amqp.Error{Condition: condDecode, Description: "The request could not be decoded: " + err.Error()}}
+	}
+	if !settled {
+		c.writeFrame(amqp.FrameAMQP, l.ss.ch, &amqp.Disposition{Role: amqp.RoleReceiver, First: id, Settled: true, State: state})
+	}
+	if err != nil {
+		return nil
+	}
+	return &request{l: l, msg: m}
+}
+
+// sendResponse sends the response to a request on the session's link for
+// responses.
+func (c *conn) sendResponse(r *request, resp *amqp.Message) {
+	l, req := r.l, r.msg
 	replyTo := ""
 	if req.Properties != nil {
 		replyTo = req.Properties.ReplyTo

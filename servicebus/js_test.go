@@ -43,7 +43,8 @@ func TestJSClient_Scenarios(t *testing.T) {
 	node := mustJS(t)
 	type peekLock struct {
 		Body, MessageID, Color           string
-		SequenceNumber, DeliveryCount    int64
+		SequenceNumber                   int64
+		DeliveryCount                    *int64
 		HasLockToken                     bool
 		LockedUntil, Enqueued            string
 		AfterComplete, PeekAfterComplete int
@@ -57,6 +58,7 @@ func TestJSClient_Scenarios(t *testing.T) {
 		Bodies          []string
 		SequenceNumbers []int64
 		States          []string
+		DeliveryCounts  []*int64
 		FromTwo         []string
 		Past            int
 		StillThere      int
@@ -82,7 +84,7 @@ func TestJSClient_Scenarios(t *testing.T) {
 	}
 	type abandon struct {
 		Body          string
-		First, Second int64
+		First, Second *int64
 		SameSequence  bool
 	}
 	type ttlBefore struct {
@@ -128,8 +130,11 @@ func TestJSClient_Scenarios(t *testing.T) {
 		Bodies         []string
 	}
 	scenarios := []jsScenario{
+		// issue 13.2: JS reports the header's delivery-count as it came,
+		// so the server writes it even at 0 (DeliveryCount, DeliveryCounts,
+		// First).
 		{name: "peek-lock", want: peekLock{
-			Body: "hello", MessageID: "m1", Color: "red", SequenceNumber: 1, HasLockToken: true,
+			Body: "hello", MessageID: "m1", Color: "red", SequenceNumber: 1, DeliveryCount: ptr(int64(0)), HasLockToken: true,
 			LockedUntil: "2026-11-22T10:01:00.000Z", Enqueued: "2026-11-22T10:00:00.000Z",
 		}, check: func(t *testing.T, line []byte) {
 			// receiveMessages asked for 10 and got 1: after a second it
@@ -145,7 +150,7 @@ func TestJSClient_Scenarios(t *testing.T) {
 		{name: "receive-and-delete", want: receiveAndDelete{Bodies: []string{"a", "b"}}},
 		{name: "peek", want: peek{
 			Bodies: []string{"p1", "p2", "p3"}, SequenceNumbers: []int64{1, 2, 3},
-			States: []string{"active", "active", "active"}, FromTwo: []string{"p2"}, StillThere: 3,
+			States: []string{"active", "active", "active"}, DeliveryCounts: []*int64{ptr(int64(0)), ptr(int64(0)), ptr(int64(0))}, FromTwo: []string{"p2"}, StillThere: 3,
 		}},
 		{name: "schedule", want: schedule{
 			SequenceNumbers: []int64{1, 2},
@@ -159,7 +164,7 @@ func TestJSClient_Scenarios(t *testing.T) {
 		{name: "dead-letter", want: deadLetter{Body: "poison", DeadLetterReason: "Broken", DeadLetterErrorDescription: "cannot parse"}},
 		// JS reports the header's delivery-count as it is: 0 on the first
 		// delivery.
-		{name: "abandon", want: abandon{Body: "again", First: 0, Second: 1, SameSequence: true}},
+		{name: "abandon", want: abandon{Body: "again", First: ptr(int64(0)), Second: ptr(int64(1)), SameSequence: true}},
 		{name: "ttl-expiry", want: ttlExpiry{
 			Before: []ttlBefore{{Body: "short-lived", TimeToLive: 60000}},
 			Body:   "short-lived", DeadLetterReason: "TTLExpiredException",

@@ -435,13 +435,11 @@ func (l *link) pump() error {
 	s := l.ss.c.s
 	n := l.node
 	// A receive on a subscription is a use of its topic (SB-10): one touch
-	// per run of deliveries, not one per message.
+	// per run of deliveries, not one per message, made before the first
+	// delivery goes out, so that a client that got the message sees the
+	// topic used (a clock advanced right after would otherwise find it
+	// idle).
 	delivered := false
-	defer func() {
-		if delivered && n.sub != nil {
-			s.e.Touch(s.now(), n.sub.topic.key, core.UseChild)
-		}
-	}()
 	for {
 		select {
 		case <-l.done:
@@ -477,6 +475,9 @@ func (l *link) pump() error {
 			// delivered MaxDeliveryCount times already (a lock ran out)
 			s.e.DeadLetter(now, n.key, it.Seq, maxDeliveryReason(max))
 			continue
+		}
+		if !delivered && n.sub != nil {
+			s.e.Touch(now, n.sub.topic.key, core.UseChild)
 		}
 		delivered = true
 		if err := l.deliver(&it); err != nil {

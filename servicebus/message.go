@@ -1,11 +1,13 @@
 package servicebus
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/servicebus/amqp"
 )
@@ -102,6 +104,11 @@ func (s *Server) readMessage(raw []byte) (*inMsg, error) {
 	if err != nil {
 		return nil, core.Errorf(core.EINVALID, "The message could not be decoded: %v", err)
 	}
+	if m.Properties == nil || m.Properties.MessageID == nil {
+		if raw, err = withMessageID(raw, m, newMessageID()); err != nil {
+			return nil, core.Errorf(core.EINVALID, "The message could not be decoded: %v", err)
+		}
+	}
 	in := &inMsg{raw: raw, m: m}
 	if m.Header != nil && m.Header.TTL != nil {
 		in.ttl = core.After(time.Duration(*m.Header.TTL) * time.Millisecond)
@@ -114,6 +121,48 @@ func (s *Server) readMessage(raw []byte) (*inMsg, error) {
 		}
 	}
 	return in, nil
+}
+
+// newMessageID makes the message-id the service gives a message that came
+// without one: a GUID as 32 lower-case hex digits, the form of .NET's
+// Guid.ToString("N"), which is how service-assigned ids look to clients.
+func newMessageID() string {
+	u := uuid.New()
+	return hex.EncodeToString(u[:])
+}
+
+// withMessageID returns the encoded message raw, decoded as m, with its
+// properties' message-id set to id: the properties section is written
+// anew, or added after the annotations, and every other section is kept
+// as it came. m is changed to match.
+func withMessageID(raw []byte, m *amqp.Message, id string) ([]byte, error) {
+	secs, err := amqp.SplitSections(raw)
+	if err != nil {
+		return nil, err
+	}
+	if m.Properties == nil {
+		m.Properties = &amqp.Properties{}
+	}
+	m.Properties.MessageID = id
+	out := make([]byte, 0, len(raw)+64)
+	wrote := false
+	for _, sec := range secs {
+		if !wrote && sec.Code >= 0x73 {
+			if out, err = m.Properties.AppendTo(out); err != nil {
+				return nil, err
+			}
+			wrote = true
+		}
+		if sec.Code != 0x73 {
+			out = append(out, sec.Raw...)
+		}
+	}
+	if !wrote {
+		if out, err = m.Properties.AppendTo(out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // sessionID is the message's session id (AMQP group-id).
@@ -189,7 +238,9 @@ func encodeDelivery(dst []byte, n *node, it *core.Item, d delivery) ([]byte, err
 	// header: delivery-count counts earlier deliveries; the TTL is the
 	// effective one on receive, the message's own on peek (SB-11).
 	hdr.DeliveryCount = it.DeliveryCount
-	if !d.peek && hdr.DeliveryCount > 0 {
+	if (!d.peek || it.State == core.Locked) && hdr.DeliveryCount > 0 {
+		// the delivery under way counts once its lock is lost or the
+		// message abandoned, not before, also on peek
 		hdr.DeliveryCount--
 	}
 	hdr.TTL = nil
@@ -201,7 +252,9 @@ func encodeDelivery(dst []byte, n *node, it *core.Item, d delivery) ([]byte, err
 		ms := uint32(ttl.Duration() / time.Millisecond)
 		hdr.TTL = &ms
 	}
-	if dst, err = amqp.AppendSection(dst, 0x70, &hdr); err != nil {
+	// delivery-count is written even at 0, as the service does:
+	// @azure/service-bus passes the field through as deliveryCount.
+	if dst, err = hdr.AppendCounted(dst); err != nil {
 		return nil, err
 	}
 	if d.locked {

@@ -29,15 +29,15 @@ type mgmtResult struct {
 	cond   amqp.Symbol
 }
 
-// mgmtRequest serves a request on an entity's $management node. Requests
-// run on their own goroutine, since some wait for commits.
+// mgmtRequest serves a request on an entity's $management node. It is
+// settled at once; the operation runs on its own goroutine, since some
+// wait for commits, and its reply follows.
 func (c *conn) mgmtRequest(l *link, id uint32, settled bool, body []byte) {
-	c.reply(l.ss, id, settled, nil, nil)
-	m, err := amqp.UnmarshalMessage(body)
-	if err != nil {
-		c.log.Debug("an undecodable $management request", "err", err)
+	r := c.acceptRequest(l, id, settled, body)
+	if r == nil {
 		return
 	}
+	m := r.msg
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -59,7 +59,7 @@ func (c *conn) mgmtRequest(l *link, id uint32, settled bool, body []byte) {
 			resp.Value, resp.HasValue = res.body, true
 		}
 		c.log.Debug("management", "op", op, "entity", l.path, "status", res.status)
-		c.sendResponse(l, m, resp)
+		c.sendResponse(r, resp)
 	}()
 }
 

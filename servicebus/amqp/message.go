@@ -67,8 +67,21 @@ func (*Header) Descriptor() uint64 { return descHeader }
 func (*Properties) Descriptor() uint64 { return descProperties }
 
 // AppendTo appends the encoded header section to dst; a nil *Header
-// encodes as null (AppendMessage leaves an absent section out).
+// encodes as null (AppendMessage leaves an absent section out). Fields at
+// their defaults are left out.
 func (h *Header) AppendTo(dst []byte) ([]byte, error) {
+	return h.appendTo(dst, false)
+}
+
+// AppendCounted appends the encoded header section to dst like AppendTo,
+// but writes delivery-count even at its default of 0, as a broker does on
+// the messages it delivers: some clients read the field as it is on the
+// wire (@azure/service-bus reports an absent one as undefined).
+func (h *Header) AppendCounted(dst []byte) ([]byte, error) {
+	return h.appendTo(dst, true)
+}
+
+func (h *Header) appendTo(dst []byte, counted bool) ([]byte, error) {
 	if h == nil {
 		return append(dst, codeNull), nil
 	}
@@ -77,7 +90,11 @@ func (h *Header) AppendTo(dst []byte) ([]byte, error) {
 	w.ubytePtr(h.Priority)
 	w.uintPtr(h.TTL)
 	w.flag(h.FirstAcquirer)
-	w.optUint(h.DeliveryCount)
+	if counted {
+		w.uint(h.DeliveryCount)
+	} else {
+		w.optUint(h.DeliveryCount)
+	}
 	return w.finish()
 }
 

@@ -106,6 +106,35 @@ func TestSplitSectionsErrors(t *testing.T) {
 	}
 }
 
+func TestHeaderAppendCountedWritesDeliveryCountAtZero(t *testing.T) {
+	// issue 13.2: a delivered message's header carries delivery-count even
+	// when it is 0; the other fields at their defaults stay out.
+	tests := []struct {
+		name string
+		h    *Header
+		want []byte
+	}{
+		{"Zero", &Header{}, hexBytes(0x00, 0x53, 0x70, 0xc0, 6, 5, 0x40, 0x40, 0x40, 0x40, 0x43)},
+		{"TTL", &Header{TTL: ptr(uint32(60000))}, hexBytes(0x00, 0x53, 0x70, 0xc0, 10, 5, 0x40, 0x40, 0x70, 0x00, 0x00, 0xea, 0x60, 0x40, 0x43)},
+		{"Count", &Header{Durable: true, DeliveryCount: 2}, hexBytes(0x00, 0x53, 0x70, 0xc0, 7, 5, 0x41, 0x40, 0x40, 0x40, 0x52, 2)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.h.AppendCounted(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, tt.want) {
+				t.Fatalf("AppendCounted = % x, want % x", got, tt.want)
+			}
+			m, err := UnmarshalMessage(got)
+			if err != nil || m.Header == nil || m.Header.DeliveryCount != tt.h.DeliveryCount {
+				t.Fatalf("decodes to %+v, %v", m, err)
+			}
+		})
+	}
+}
+
 func TestAppendSection(t *testing.T) {
 	tests := []struct {
 		name string

@@ -99,6 +99,8 @@ const scenarios = {
     const past = await r.peekMessages(10, { fromSequenceNumber: Long.fromNumber(100) });
     return {
       bodies: all.map(text), sequenceNumbers: all.map(seq), states: all.map((m) => m.state),
+      // the header's delivery-count as it came, null when it did not
+      deliveryCounts: all.map((m) => m.deliveryCount ?? null),
       fromTwo: fromTwo.map(text), past: past.length,
       stillThere: (await receive(r, 3)).length,
     };
