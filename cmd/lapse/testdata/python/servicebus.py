@@ -62,6 +62,21 @@ def receive(receiver, n):
     return got
 
 
+def counts(adm, queue, want):
+    """The queue's [active, dead-lettered] counts once they are want, or
+    after 5 s: a settlement on a receive link is not acknowledged, so an
+    administration request right after it may overtake it."""
+    import time
+
+    deadline = time.monotonic() + 5
+    while True:
+        p = adm.get_queue_runtime_properties(queue)
+        got = [p.active_message_count, p.dead_letter_message_count]
+        if got == want or time.monotonic() > deadline:
+            return got
+        time.sleep(0.02)
+
+
 def body(msg):
     return b"".join(msg.body).decode()
 
@@ -108,8 +123,7 @@ def send_receive_settle():
             out["deadLettered"] = [[body(m), m.dead_letter_reason, m.dead_letter_error_description] for m in dead]
             for m in dead:
                 d.complete_message(m)
-    props = adm.get_queue_runtime_properties("orders")
-    out["left"] = [props.active_message_count, props.dead_letter_message_count]
+    out["left"] = counts(adm, "orders", [0, 0])
     return out
 
 
@@ -178,7 +192,7 @@ def renew_lock():
             r.complete_message(m)
             return {
                 "renewedBy": round((renewed - first).total_seconds()),
-                "left": admin().get_queue_runtime_properties("renewed").active_message_count,
+                "left": counts(admin(), "renewed", [0, 0])[0],
             }
 
 
