@@ -144,12 +144,8 @@ func (s *Server) connectHints() []connectHint {
 			connectHint{core.RabbitMQ, "URL", "amqp://guest:guest@localhost:" + p + "/"})
 	}
 	if p := port("amqps"); p != "" {
-		host := "localhost"
-		if p != "5671" {
-			host += ":" + p
-		}
-		out = append(out, connectHint{core.ServiceBus, "over TLS, for SDKs without UseDevelopmentEmulator (trust /cert.pem)",
-			"Endpoint=sb://" + host + ";SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;"})
+		out = append(out, connectHint{core.ServiceBus, "over TLS, for SDKs without UseDevelopmentEmulator, administration too (trust /cert.pem)",
+			"Endpoint=sb://localhost:" + p + ";SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;"})
 	}
 	if p := port("servicebusAdmin"); p != "" {
 		out = append(out, connectHint{core.ServiceBus, "administration (HTTP and HTTPS)", "http://localhost:" + p + "/"})

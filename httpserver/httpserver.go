@@ -30,8 +30,10 @@ type Server struct {
 	mu     sync.Mutex
 	ln     net.Listener
 	srv    *http.Server
-	done   chan struct{} // closed when the serving goroutine ends
+	done   chan struct{} // closed when the serving goroutines end
 	closed bool
+	// handoff serves the connections Handoff is given.
+	handoff *handoffListener
 	// conns counts the open client connections (connState).
 	conns atomic.Int64
 }
@@ -81,13 +83,35 @@ func (s *Server) Open() error {
 		ConnState:         s.connState,
 	}
 	s.done = make(chan struct{})
-	go func(srv *http.Server, done chan struct{}) {
-		defer close(done)
-		if err := srv.Serve(serveLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error(s.name+" stopped", "err", err)
-		}
-	}(s.srv, s.done)
+	s.handoff = newHandoffListener(ln.Addr())
+	var wg sync.WaitGroup
+	srv := s.srv
+	for _, l := range []net.Listener{serveLn, s.handoff} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error(s.name+" stopped", "err", err)
+			}
+		}()
+	}
+	go func(done chan struct{}) {
+		wg.Wait()
+		close(done)
+	}(s.done)
 	return nil
+}
+
+// Handoff serves c, a connection accepted by another listener (an HTTP
+// request that arrived on the AMQPS port), as if it had come to this
+// server's port. It closes c when the server is not open.
+func (s *Server) Handoff(c net.Conn) {
+	s.mu.Lock()
+	h := s.handoff
+	s.mu.Unlock()
+	if h == nil || !h.give(c) {
+		c.Close()
+	}
 }
 
 // Addr returns the address the server listens on, nil before Open.

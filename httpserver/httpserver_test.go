@@ -1,6 +1,7 @@
 package httpserver_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -116,5 +117,36 @@ func TestTLSAndPlainOnOnePort(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections()
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A connection handed over from another listener is served as one of the
+// server's own; after Close a handed connection is closed.
+func TestHandoff(t *testing.T) {
+	s := httpserver.New("test API", "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "handed "+r.URL.Path)
+	}), nil)
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	client, server := net.Pipe()
+	go s.Handoff(server)
+	client.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(client, "GET /x HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(client), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(body) != "handed /x" {
+		t.Fatalf("%d %q", resp.StatusCode, body)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c2, s2 := net.Pipe()
+	s.Handoff(s2)
+	if _, err := c2.Write([]byte("x")); err == nil {
+		t.Fatal("a connection handed to a closed server is open")
 	}
 }

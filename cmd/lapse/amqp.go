@@ -20,10 +20,15 @@ import (
 // or SASL) to the Service Bus front-end (classifyHeader). With a TLS
 // configuration it is the AMQPS port: each connection's TLS handshake comes
 // first, then the same protocol header, as on RabbitMQ's TLS listener and
-// Service Bus's port 5671.
+// Service Bus's port 5671. There an HTTP request, which starts with a
+// method name rather than "AMQP", goes to https (the Service Bus
+// administration API), as on the service's one host name: SDKs without
+// emulator support build https://host:port/ from the same connection
+// string as the AMQP client.
 type amqpListener struct {
 	ln     net.Listener
 	tls    *tls.Config // nil: plain AMQP
+	https  func(net.Conn)
 	rabbit *rabbitmq.Server
 	sb     *servicebus.Server
 	log    *slog.Logger
@@ -38,13 +43,13 @@ type amqpListener struct {
 const headerTimeout = 10 * time.Second
 
 // openAMQP binds addr; serving starts at once. cfg, if not nil, makes it
-// an AMQPS port.
-func openAMQP(addr string, cfg *tls.Config, rabbit *rabbitmq.Server, sb *servicebus.Server, log *slog.Logger) (*amqpListener, error) {
+// an AMQPS port, and https then serves its HTTP requests.
+func openAMQP(addr string, cfg *tls.Config, https func(net.Conn), rabbit *rabbitmq.Server, sb *servicebus.Server, log *slog.Logger) (*amqpListener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	l := &amqpListener{ln: ln, tls: cfg, rabbit: rabbit, sb: sb, log: log, hello: map[net.Conn]struct{}{}}
+	l := &amqpListener{ln: ln, tls: cfg, https: https, rabbit: rabbit, sb: sb, log: log, hello: map[net.Conn]struct{}{}}
 	l.wg.Add(1)
 	go l.accept()
 	return l, nil
@@ -103,6 +108,10 @@ func (l *amqpListener) handle(nc net.Conn) {
 		nc.Close()
 		return
 	}
+	if l.tls != nil && l.https != nil && isHTTPMethod(h) {
+		l.https(&replayConn{Conn: nc, pending: h[:]})
+		return
+	}
 	route, handOn := classifyHeader(h)
 	switch route {
 	case routeRabbitMQ:
@@ -114,6 +123,36 @@ func (l *amqpListener) handle(nc net.Conn) {
 		nc.Write(handOn[:])
 		nc.Close()
 	}
+}
+
+// isHTTPMethod says whether h starts an HTTP/1 request: a method name in
+// capitals and a space.
+func isHTTPMethod(h [8]byte) bool {
+	for i, b := range h {
+		switch {
+		case b == ' ':
+			return i > 0
+		case b < 'A' || b > 'Z':
+			return false
+		}
+	}
+	return false
+}
+
+// replayConn is a connection whose first bytes, already read, are read
+// again first.
+type replayConn struct {
+	net.Conn
+	pending []byte
+}
+
+func (c *replayConn) Read(p []byte) (int, error) {
+	if len(c.pending) > 0 {
+		n := copy(p, c.pending)
+		c.pending = c.pending[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
 }
 
 // Close stops accepting, closes every connection and waits for them.

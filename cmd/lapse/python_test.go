@@ -85,8 +85,7 @@ func runPython(tb testing.TB, python, script string, env []string, args ...strin
 // MustStartOnLoopback starts a lapse whose AMQPS port is the service's,
 // 5671, on an address of its own in 127.0.0.0/8, for clients that always
 // dial 5671 (azure-servicebus before 7.9): it returns the lapse and that
-// address, which its certificate covers. Every other port is free-picked;
-// the Service Bus administration port listens on the same address.
+// address, which its certificate covers. Every other port is free-picked.
 func MustStartOnLoopback(tb testing.TB, args ...string) (*Main, string) {
 	tb.Helper()
 	var errs []string
@@ -94,7 +93,7 @@ func MustStartOnLoopback(tb testing.TB, args ...string) (*Main, string) {
 		ip := fmt.Sprintf("127.%d.%d.%d", rand.IntN(256), rand.IntN(256), 2+rand.IntN(253))
 		m := NewMain()
 		m.Stderr = io.Discard
-		all := append([]string{"--amqps-addr", ip + ":5671", "--servicebus-admin-addr", ip + ":0", "--cert-hosts", ip}, args...)
+		all := append([]string{"--amqps-addr", ip + ":5671", "--cert-hosts", ip}, args...)
 		if err := m.ParseFlags(serveArgs(filepath.Join(tb.TempDir(), "data"), all...), noEnv); err != nil {
 			tb.Fatal(err)
 		}

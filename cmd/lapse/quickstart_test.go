@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,9 +139,8 @@ func TestQuickstartServiceBusQueuesPython(t *testing.T) {
 	m, ip := MustStartOnLoopback(t)
 	MustSBAdmin(t, m).CreateQueue(sbContext(t), "quickstart", nil)
 	env := MustTrustInPython(t, python, MustCertFile(t, m))
-	_, adminPort, _ := net.SplitHostPort(m.sbAdmin.Addr().String())
 	prog := MustQuickstart(t, "servicebus_queues.py",
-		"<NAMESPACE CONNECTION STRING>", "Endpoint=sb://"+ip+":"+adminPort+";SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE",
+		"<NAMESPACE CONNECTION STRING>", sbKeyConnString(ip+":5671"),
 		"<QUEUE NAME>", "quickstart")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"time"
 
@@ -124,11 +125,19 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	log.Info("listening", "listener", "control", "addr", m.Control.Addr().String())
-	if m.amqp, err = openAMQP(m.Config.AMQPAddr, nil, m.Rabbit, m.SB, log.With("listener", "amqp")); err != nil {
+	m.sbAdmin = servicebus.NewAdmin(m.SB, m.Config.ServiceBusAdminAddr, log.With("listener", "servicebusAdmin"))
+	// Admin clients of SDKs without emulator support build https:// URLs;
+	// it opens before the AMQPS port, which hands it HTTPS requests.
+	m.sbAdmin.ServeTLS(m.tlsConfig())
+	if err := m.sbAdmin.Open(); err != nil {
+		return err
+	}
+	log.Info("listening", "listener", "servicebusAdmin", "addr", m.sbAdmin.Addr().String())
+	if m.amqp, err = openAMQP(m.Config.AMQPAddr, nil, nil, m.Rabbit, m.SB, log.With("listener", "amqp")); err != nil {
 		return err
 	}
 	log.Info("listening", "listener", "amqp", "addr", m.amqp.Addr().String())
-	if m.amqps, err = openAMQP(m.Config.AMQPSAddr, m.tlsConfig(), m.Rabbit, m.SB, log.With("listener", "amqps")); err != nil {
+	if m.amqps, err = openAMQP(m.Config.AMQPSAddr, m.tlsConfig(), m.handoffHTTPS, m.Rabbit, m.SB, log.With("listener", "amqps")); err != nil {
 		return err
 	}
 	log.Info("listening", "listener", "amqps", "addr", m.amqps.Addr().String())
@@ -138,13 +147,6 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	log.Info("listening", "listener", "rabbitmqManagement", "addr", m.management.Addr().String())
-	m.sbAdmin = servicebus.NewAdmin(m.SB, m.Config.ServiceBusAdminAddr, log.With("listener", "servicebusAdmin"))
-	// Admin clients of SDKs without emulator support build https:// URLs.
-	m.sbAdmin.ServeTLS(m.tlsConfig())
-	if err := m.sbAdmin.Open(); err != nil {
-		return err
-	}
-	log.Info("listening", "listener", "servicebusAdmin", "addr", m.sbAdmin.Addr().String())
 	if err := m.openCosmos(ctx); err != nil {
 		return err
 	}
@@ -152,6 +154,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	log.Info("lapse started", "version", version, "data", m.Config.Data, "clock", m.Clock.Mode())
 	return nil
 }
+
+// handoffHTTPS serves an HTTPS request that came to the AMQPS port: the
+// Service Bus administration API, which the service serves on the same
+// host name as AMQP.
+func (m *Main) handoffHTTPS(c net.Conn) { m.sbAdmin.Handoff(c) }
 
 // tlsConfig is the TLS configuration of the AMQPS port and the Service
 // Bus administration API: the one certificate.
