@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -123,19 +122,7 @@ func (s *Server) routes() http.Handler {
 	a.GET("/offers", s.listOffers)
 	a.GET("/offers/:offer", s.getOffer)
 	a.PUT("/offers/:offer", s.replaceOffer)
-	return trimSlash(r)
-}
-
-// trimSlash drops a trailing slash from request paths: the SDKs address
-// offers by their _self link, "offers/xyz/".
-func trimSlash(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
-			r.URL.Path = strings.TrimSuffix(p, "/")
-			r.URL.RawPath = strings.TrimSuffix(r.URL.RawPath, "/")
-		}
-		h.ServeHTTP(w, r)
-	})
+	return asService(r)
 }
 
 // param returns the path parameter name, unescaped as a path ('+' stays
