@@ -53,6 +53,7 @@ type Server struct {
 	writes [64]sync.Mutex
 	etags  etagSource
 	metas  metaCache
+	rids   ridIndex
 }
 
 // NewServer returns a Server for cfg; Open starts it (httpserver.Server:
@@ -122,7 +123,7 @@ func (s *Server) routes() http.Handler {
 	a.GET("/offers", s.listOffers)
 	a.GET("/offers/:offer", s.getOffer)
 	a.PUT("/offers/:offer", s.replaceOffer)
-	return asService(r)
+	return asService(s.byName(r))
 }
 
 // param returns the path parameter name, unescaped as a path ('+' stays

@@ -3,6 +3,7 @@ package cosmos_test
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -177,5 +178,54 @@ func TestResponseHeaderNamesAreWrittenAsTheServiceWritesThem(t *testing.T) {
 		if _, ok := got.header["Content-Type"]; !ok && len(got.body) > 0 {
 			t.Errorf("%s: a body without Content-Type (headers %q)", s.name, got.names)
 		}
+	}
+}
+
+func TestResourceIDLinksAddressDatabasesAndContainers(t *testing.T) {
+	// issue 13 (the azure-cosmos 3.x quickstart): programs of that SDK pass
+	// a resource's _self link, "dbs/<_rid>/colls/<_rid>/", as the parent of
+	// what they create; such a request is signed for the last _rid, lower
+	// case.
+	f := MustServer(t)
+	var db, coll struct {
+		RID  string `json:"_rid"`
+		Self string `json:"_self"`
+	}
+	got := f.raw("POST", "/dbs", "dbs", "", []byte(`{"id":"db"}`), nil)
+	if got.status != http.StatusCreated || json.Unmarshal(got.body, &db) != nil || db.Self != "dbs/"+db.RID+"/" {
+		t.Fatalf("create database: %d %s", got.status, got.body)
+	}
+	dbLink := strings.ToLower(db.RID)
+	got = f.raw("POST", "//"+db.Self+"colls/", "colls", dbLink, []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash"}}`), nil)
+	if got.status != http.StatusCreated || json.Unmarshal(got.body, &coll) != nil || coll.Self != db.Self+"colls/"+coll.RID+"/" {
+		t.Fatalf("create container under %s: %d %s", db.Self, got.status, got.body)
+	}
+	collLink := strings.ToLower(coll.RID)
+	pk := map[string]string{"x-ms-documentdb-partitionkey": `["a"]`}
+	steps := []struct {
+		verb, path, typ, link, body string
+		want                        int
+	}{
+		{"GET", "/" + db.Self, "dbs", dbLink, "", http.StatusOK},
+		{"GET", "/" + coll.Self, "colls", collLink, "", http.StatusOK},
+		{"POST", "/" + coll.Self + "docs", "docs", collLink, `{"id":"i1","pk":"a"}`, http.StatusCreated},
+		{"GET", "/dbs/db/colls/c/docs/i1", "docs", "dbs/db/colls/c/docs/i1", "", http.StatusOK},
+		// The name-based link does not sign a rid-based request.
+		{"GET", "/" + coll.Self, "colls", "dbs/db/colls/c", "", http.StatusUnauthorized},
+		// A container _rid of another database is no container of this one.
+		{"GET", "/" + db.Self + "colls/AAAAAAAAAAA=", "colls", "aaaaaaaaaaa=", "", http.StatusNotFound},
+	}
+	for _, s := range steps {
+		got := f.raw(s.verb, s.path, s.typ, s.link, []byte(s.body), pk)
+		if got.status != s.want {
+			t.Errorf("%s %s signed for %q: %d, want %d: %s", s.verb, s.path, s.link, got.status, s.want, got.body)
+		}
+	}
+	// An id that reads as a _rid but is no resource's stays an id.
+	if got := f.raw("POST", "/dbs", "dbs", "", []byte(`{"id":"AAAAAA=="}`), nil); got.status != http.StatusCreated {
+		t.Fatalf("create database AAAAAA==: %d %s", got.status, got.body)
+	}
+	if got := f.raw("GET", "/dbs/AAAAAA==", "dbs", "dbs/AAAAAA==", nil, nil); got.status != http.StatusOK {
+		t.Errorf("GET /dbs/AAAAAA== by its id: %d %s", got.status, got.body)
 	}
 }
