@@ -30,7 +30,8 @@ type wireResponse struct {
 // raw sends one request over a new TCP connection, signed with the
 // emulator key for resourceType and resourceLink unless resourceType is
 // "-", and reads the answer without any client's header handling. path is
-// sent as it is, "//dbs" included.
+// sent as it is, "//dbs" included; headers["Host"] replaces the server's
+// address as the Host header.
 func (f *fixture) raw(verb, path, resourceType, resourceLink string, body []byte, headers map[string]string) wireResponse {
 	f.tb.Helper()
 	conn, err := net.DialTimeout("tcp", f.s.Addr().String(), 10*time.Second)
@@ -41,13 +42,19 @@ func (f *fixture) raw(verb, path, resourceType, resourceLink string, body []byte
 	conn.SetDeadline(time.Now().Add(30 * time.Second))
 	date := time.Now().UTC().Format(http.TimeFormat)
 	var req bytes.Buffer
+	host := f.s.Addr().String()
+	if h, ok := headers["Host"]; ok {
+		host = h
+	}
 	fmt.Fprintf(&req, "%s %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\nx-ms-date: %s\r\nx-ms-version: 2018-09-17\r\nContent-Length: %d\r\n",
-		verb, path, f.s.Addr(), date, len(body))
+		verb, path, host, date, len(body))
 	if resourceType != "-" {
 		fmt.Fprintf(&req, "Authorization: %s\r\n", sign(cosmos.EmulatorKey, verb, resourceType, resourceLink, date))
 	}
 	for k, v := range headers {
-		fmt.Fprintf(&req, "%s: %s\r\n", k, v)
+		if k != "Host" {
+			fmt.Fprintf(&req, "%s: %s\r\n", k, v)
+		}
 	}
 	req.WriteString("\r\n")
 	req.Write(body)
