@@ -44,15 +44,17 @@ func mustJS(t *testing.T) string {
 func runJSScenario(t *testing.T, node string, f *fixture, name string) []byte {
 	t.Helper()
 	env := []string{"COSMOS_ENDPOINT=" + f.endpoint, "COSMOS_KEY=" + cosmos.EmulatorKey}
-	return scenarioLine(t, name, runProgram(t, f, jsDir, env, node, "scenarios.mjs", name))
+	stdout, _ := runProgram(t, f, jsDir, env, node, "scenarios.mjs", name)
+	return scenarioLine(t, name, stdout)
 }
 
 // runProgram runs argv in dir, with env added to this process's
-// environment and LAPSE_CONTROL_URL, and returns what it printed; it fails
+// environment and LAPSE_CONTROL_URL, and returns what it printed on
+// stdout and stderr; it fails
 // the test when the program fails or runs past 90 s. The control server
 // at LAPSE_CONTROL_URL, POST /advance?by=D, moves f's clock on the test's
 // goroutine (f.advance) while the program waits for the answer.
-func runProgram(t *testing.T, f *fixture, dir string, env []string, argv ...string) []byte {
+func runProgram(t *testing.T, f *fixture, dir string, env []string, argv ...string) (stdout, stderr []byte) {
 	t.Helper()
 	type advance struct {
 		by   time.Duration
@@ -76,11 +78,11 @@ func runProgram(t *testing.T, f *fixture, dir string, env []string, argv ...stri
 
 	c, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	var stdout, stderr bytes.Buffer
+	var out, errOut bytes.Buffer
 	cmd := exec.CommandContext(c, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), env...), "LAPSE_CONTROL_URL="+control.URL)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -99,9 +101,9 @@ wait:
 		}
 	}
 	if err != nil || c.Err() != nil {
-		t.Fatalf("%s: %v (%v)\nstdout: %s\nstderr: %s", strings.Join(argv, " "), err, c.Err(), stdout.Bytes(), stderr.Bytes())
+		t.Fatalf("%s: %v (%v)\nstdout: %s\nstderr: %s", strings.Join(argv, " "), err, c.Err(), out.Bytes(), errOut.Bytes())
 	}
-	return stdout.Bytes()
+	return out.Bytes(), errOut.Bytes()
 }
 
 // scenarioLine returns the one JSON line a scenario program printed, which

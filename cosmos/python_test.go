@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +56,8 @@ func mustPython(t *testing.T, modules ...string) string {
 func runPythonScenario(t *testing.T, python string, f *fixture, endpoint, name string, env ...string) []byte {
 	t.Helper()
 	env = append(env, "COSMOS_ENDPOINT="+endpoint, "COSMOS_KEY="+cosmos.EmulatorKey)
-	return scenarioLine(t, name, runProgram(t, f, pythonDir, env, python, "scenarios.py", name))
+	stdout, _ := runProgram(t, f, pythonDir, env, python, "scenarios.py", name)
+	return scenarioLine(t, name, stdout)
 }
 
 // checkLine decodes line into a value of want's type and compares.
@@ -154,19 +152,7 @@ func TestPythonClient_HTTPSWithTheDownloadedCertificate(t *testing.T) {
 	// server listens on 127.0.0.2, where it does.
 	python := mustPython(t, "azure.cosmos")
 	f := MustServerAt(t, "127.0.0.2")
-	resp, err := f.http.Get(f.endpoint + "_explorer/emulator.pem")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pem, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /_explorer/emulator.pem: %d %v", resp.StatusCode, err)
-	}
-	bundle := filepath.Join(t.TempDir(), "emulator.pem")
-	if err := os.WriteFile(bundle, pem, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bundle := MustCertFile(t, f)
 	type https struct {
 		Untrusted string
 		Read      int
