@@ -54,6 +54,9 @@ func (s *Server) authorize() gin.HandlerFunc {
 			}
 		}
 		typ, link := resourceOf(c)
+		if l, ok := ridLink(c.Request); ok {
+			link = l
+		}
 		payload := strings.ToLower(c.Request.Method) + "\n" + typ + "\n" + link + "\n" + strings.ToLower(date) + "\n\n"
 		if !s.signatureOK(auth, payload) {
 			s.writeError(c, errorf(http.StatusUnauthorized,

@@ -11,9 +11,12 @@ import (
 )
 
 // Config file (--cosmos-config): the databases and containers to have at
-// start, in the shape of the resources the SDKs create:
+// start, in the shape of the resources the SDKs create, and the account's
+// default consistency level (what the official emulator's
+// /Consistency=Strong sets; Session when not given):
 //
-//	{"databases": [{"id": "shop", "throughput": 400, "containers": [
+//	{"account": {"defaultConsistencyLevel": "Strong"},
+//	 "databases": [{"id": "shop", "throughput": 400, "containers": [
 //	    {"id": "carts", "partitionKey": {"paths": ["/userId"]}, "defaultTtl": 3600}
 //	]}]}
 //
@@ -22,6 +25,9 @@ import (
 // autoscaleMaxThroughput give a database or container its own offer.
 // What exists already is left as it is.
 type fileConfig struct {
+	Account *struct {
+		DefaultConsistencyLevel string `json:"defaultConsistencyLevel"`
+	} `json:"account"`
 	Databases []struct {
 		ID           string            `json:"id"`
 		Throughput   int               `json:"throughput"`
@@ -30,14 +36,22 @@ type fileConfig struct {
 	} `json:"databases"`
 }
 
-// LoadConfig creates the databases and containers of a config file that do
-// not exist yet, and waits until they are stored.
+// LoadConfig sets the account's settings of a config file and creates its
+// databases and containers that do not exist yet, and waits until they are
+// stored.
 func (s *Server) LoadConfig(ctx context.Context, b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var fc fileConfig
 	if err := dec.Decode(&fc); err != nil {
 		return core.Errorf(core.EINVALID, "invalid Cosmos DB config: %v", err)
+	}
+	if a := fc.Account; a != nil && a.DefaultConsistencyLevel != "" {
+		level, err := consistencyLevel(a.DefaultConsistencyLevel)
+		if err != nil {
+			return core.Errorf(core.EINVALID, "account: %s", core.ErrorMessage(err))
+		}
+		s.account.setConsistency(level)
 	}
 	for _, db := range fc.Databases {
 		o := &query.Object{}

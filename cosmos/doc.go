@@ -10,5 +10,8 @@
 // service's resource shapes (_rid, _self, _etag, _ts), ETags, paging with
 // continuations, the change feed and transactional batches, and answers
 // errors as the service does: {"code": ..., "message": ...} with its status
-// and, where it sends one, x-ms-substatus.
+// and, where it sends one, x-ms-substatus. Before the routes (wire.go,
+// rids.go), paths are read as the service's gateway reads them (a doubled
+// leading slash as one, _rid links as the ids they stand for), and header
+// names go out as the service writes them.
 package cosmos

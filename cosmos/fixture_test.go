@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -50,6 +51,21 @@ func MustServer(tb testing.TB) *fixture {
 // MustServerOn starts a server on store, its clock frozen at now.
 func MustServerOn(tb testing.TB, store *core.MemStore, now time.Time) *fixture {
 	tb.Helper()
+	return mustServer(tb, store, now, "127.0.0.1")
+}
+
+// MustServerAt starts a server on a new engine and store that listens on
+// host (an address of this machine, such as 127.0.0.2), with a
+// certificate for host as well as localhost and 127.0.0.1.
+func MustServerAt(tb testing.TB, host string) *fixture {
+	tb.Helper()
+	return mustServer(tb, core.NewMemStore(), t0, host)
+}
+
+// mustServer starts a server on store, its clock frozen at now, listening
+// on host.
+func mustServer(tb testing.TB, store *core.MemStore, now time.Time, host string) *fixture {
+	tb.Helper()
 	f := &fixture{tb: tb, store: store}
 	f.clock = core.NewClock(func() time.Time { return now })
 	f.clock.Freeze()
@@ -57,7 +73,11 @@ func MustServerOn(tb testing.TB, store *core.MemStore, now time.Time) *fixture {
 	if err := f.e.Recover(context.Background(), f.clock.Now()); err != nil {
 		tb.Fatal(err)
 	}
-	certPEM, keyPEM, err := httpserver.SelfSignedCert([]string{"localhost", "127.0.0.1"}, time.Now())
+	hosts := []string{"localhost", "127.0.0.1"}
+	if host != "127.0.0.1" {
+		hosts = append(hosts, host)
+	}
+	certPEM, keyPEM, err := httpserver.SelfSignedCert(hosts, time.Now())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -66,7 +86,7 @@ func MustServerOn(tb testing.TB, store *core.MemStore, now time.Time) *fixture {
 		tb.Fatal(err)
 	}
 	f.certPEM = certPEM
-	f.s, err = cosmos.NewServer(cosmos.Config{Addr: "127.0.0.1:0", Engine: f.e, Now: f.clock.Now,
+	f.s, err = cosmos.NewServer(cosmos.Config{Addr: net.JoinHostPort(host, "0"), Engine: f.e, Now: f.clock.Now,
 		Certificate: &cert, CertificatePEM: certPEM})
 	if err != nil {
 		tb.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,10 +40,21 @@ func mustJS(t *testing.T) string {
 }
 
 // runJSScenario runs one scenario of scenarios.mjs against f and returns
-// the JSON line it printed. The control server's POST /advance?by=D moves
-// f's clock on the test's goroutine (f.advance) while node waits for the
-// answer.
+// the JSON line it printed.
 func runJSScenario(t *testing.T, node string, f *fixture, name string) []byte {
+	t.Helper()
+	env := []string{"COSMOS_ENDPOINT=" + f.endpoint, "COSMOS_KEY=" + cosmos.EmulatorKey}
+	stdout, _ := runProgram(t, f, jsDir, env, node, "scenarios.mjs", name)
+	return scenarioLine(t, name, stdout)
+}
+
+// runProgram runs argv in dir, with env added to this process's
+// environment and LAPSE_CONTROL_URL, and returns what it printed on
+// stdout and stderr; it fails
+// the test when the program fails or runs past 90 s. The control server
+// at LAPSE_CONTROL_URL, POST /advance?by=D, moves f's clock on the test's
+// goroutine (f.advance) while the program waits for the answer.
+func runProgram(t *testing.T, f *fixture, dir string, env []string, argv ...string) (stdout, stderr []byte) {
 	t.Helper()
 	type advance struct {
 		by   time.Duration
@@ -66,11 +78,11 @@ func runJSScenario(t *testing.T, node string, f *fixture, name string) []byte {
 
 	c, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(c, node, "scenarios.mjs", name)
-	cmd.Dir = jsDir
-	cmd.Env = append(os.Environ(), "COSMOS_ENDPOINT="+f.endpoint, "COSMOS_KEY="+cosmos.EmulatorKey, "LAPSE_CONTROL_URL="+control.URL)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var out, errOut bytes.Buffer
+	cmd := exec.CommandContext(c, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), env...), "LAPSE_CONTROL_URL="+control.URL)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -89,12 +101,19 @@ wait:
 		}
 	}
 	if err != nil || c.Err() != nil {
-		t.Fatalf("node scenarios.mjs %s: %v (%v)\nstdout: %s\nstderr: %s", name, err, c.Err(), stdout.Bytes(), stderr.Bytes())
+		t.Fatalf("%s: %v (%v)\nstdout: %s\nstderr: %s", strings.Join(argv, " "), err, c.Err(), out.Bytes(), errOut.Bytes())
 	}
-	lines := bytes.Split(bytes.TrimSpace(stdout.Bytes()), []byte("\n"))
+	return out.Bytes(), errOut.Bytes()
+}
+
+// scenarioLine returns the one JSON line a scenario program printed, which
+// names the scenario.
+func scenarioLine(t *testing.T, name string, stdout []byte) []byte {
+	t.Helper()
+	lines := bytes.Split(bytes.TrimSpace(stdout), []byte("\n"))
 	var head struct{ Scenario string }
 	if len(lines) != 1 || json.Unmarshal(lines[0], &head) != nil || head.Scenario != name {
-		t.Fatalf("node scenarios.mjs %s printed %q, want one JSON line for the scenario\nstderr: %s", name, stdout.Bytes(), stderr.Bytes())
+		t.Fatalf("scenario %s printed %q, want one JSON line for the scenario", name, stdout)
 	}
 	return lines[0]
 }

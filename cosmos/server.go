@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -41,6 +40,11 @@ type Config struct {
 	// HTTP; CertificatePEM is served at /_explorer/emulator.pem.
 	Certificate    *tls.Certificate
 	CertificatePEM []byte
+	// DefaultConsistencyLevel is the account's default consistency level
+	// (Strong, BoundedStaleness, Session, ConsistentPrefix or Eventual);
+	// "" is Session, the official emulator's default. A config file
+	// (LoadConfig) may set it too.
+	DefaultConsistencyLevel string
 }
 
 // Server is the Cosmos DB REST server.
@@ -51,9 +55,11 @@ type Server struct {
 	key []byte
 	// writes serializes read-check-write sequences (conditional writes,
 	// replace, patch, batches) per key stripe.
-	writes [64]sync.Mutex
-	etags  etagSource
-	metas  metaCache
+	writes  [64]sync.Mutex
+	etags   etagSource
+	metas   metaCache
+	rids    ridIndex
+	account accountSettings
 }
 
 // NewServer returns a Server for cfg; Open starts it (httpserver.Server:
@@ -66,6 +72,13 @@ func NewServer(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, core.Errorf(core.EINVALID, "the Cosmos DB key is not base64: %v", err)
 	}
+	if cfg.DefaultConsistencyLevel == "" {
+		cfg.DefaultConsistencyLevel = "Session"
+	}
+	level, err := consistencyLevel(cfg.DefaultConsistencyLevel)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.WallNow == nil {
 		cfg.WallNow = time.Now
 	}
@@ -74,6 +87,7 @@ func NewServer(cfg Config) (*Server, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, log: log, key: key}
+	s.account.setConsistency(level)
 	s.etags.init()
 	s.Server = httpserver.New("Cosmos DB API", cfg.Addr, s.routes(), log)
 	if cfg.Certificate != nil {
@@ -123,19 +137,7 @@ func (s *Server) routes() http.Handler {
 	a.GET("/offers", s.listOffers)
 	a.GET("/offers/:offer", s.getOffer)
 	a.PUT("/offers/:offer", s.replaceOffer)
-	return trimSlash(r)
-}
-
-// trimSlash drops a trailing slash from request paths: the SDKs address
-// offers by their _self link, "offers/xyz/".
-func trimSlash(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p := r.URL.Path; len(p) > 1 && strings.HasSuffix(p, "/") {
-			r.URL.Path = strings.TrimSuffix(p, "/")
-			r.URL.RawPath = strings.TrimSuffix(r.URL.RawPath, "/")
-		}
-		h.ServeHTTP(w, r)
-	})
+	return asService(s.byName(r))
 }
 
 // param returns the path parameter name, unescaped as a path ('+' stays
