@@ -5,11 +5,13 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,6 +23,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus/admin"
 	goamqp "github.com/Azure/go-amqp"
+	"github.com/google/go-cmp/cmp"
 	"github.com/lapse-emulator/lapse/dashboard"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -339,4 +342,67 @@ func presented(tb testing.TB, addr string) *x509.Certificate {
 	}
 	defer c.Close()
 	return c.ConnectionState().PeerCertificates[0]
+}
+
+// issue 13.5: @azure/service-bus with the service's connection string
+// (no UseDevelopmentEmulator) and lapse's certificate trusted through
+// NODE_EXTRA_CA_CERTS: its AMQP and administration clients both reach the
+// AMQPS port.
+func TestJSServiceBusOverTLS(t *testing.T) {
+	node := mustNode(t)
+	m := MustStart(t)
+	_, port, _ := net.SplitHostPort(listenerAddr(t, m, "amqps"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "testdata/js/servicebus_tls.cjs")
+	cmd.Env = append(os.Environ(),
+		"NODE_PATH="+sbJSModules,
+		"NODE_EXTRA_CA_CERTS="+MustCertFile(t, m),
+		"SERVICEBUS_CONNECTION_STRING="+sbKeyConnString("localhost:"+port))
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("node: %v\n%s\n%s", err, out, stderr)
+	}
+	type result struct {
+		Bodies              []string
+		MessageIDs          []bool `json:"messageIds"`
+		DeliveryCounts      []int
+		ActiveAfterComplete int
+	}
+	var got result
+	if err := json.Unmarshal(lastLine(out), &got); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	// issue 13.1 and 13.2 as JS sees them: a message-id of lapse's, and
+	// deliveryCount 0 on the first delivery.
+	want := result{Bodies: []string{"over TLS"}, MessageIDs: []bool{true}, DeliveryCounts: []int{0}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// sbJSModules is the node_modules folder of the Service Bus JS tests,
+// whose @azure/service-bus the TLS test uses.
+const sbJSModules = "../../servicebus/jstest/node_modules"
+
+// mustNode returns node's path when node and sbJSModules are there. Without
+// them the test skips, but fails under CI, which installs them.
+func mustNode(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join(sbJSModules, "@azure", "service-bus", "package.json"))
+	}
+	if err != nil {
+		msg := "the JS TLS test needs node and servicebus/jstest/node_modules (npm ci --prefix servicebus/jstest): " + err.Error()
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return node
 }
