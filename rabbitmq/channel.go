@@ -69,8 +69,11 @@ func (ch *channel) send(m wire.Method) { ch.c.send(ch.id, m) }
 // frame handles one frame of the channel.
 func (ch *channel) frame(f wire.Frame) error {
 	if ch.closing {
-		// After the server's channel.close only close-ok (or a crossing
-		// close) counts; everything else is dropped (§2.2.3 / RabbitMQ).
+		// After the server's channel.close only the client's close-ok ends
+		// the channel. A close that crossed ours is answered with close-ok,
+		// and the channel goes on waiting for the close-ok the client owes
+		// for ours; everything else is dropped (rabbit_channel in state
+		// closing).
 		if f.Type != wire.FrameMethod {
 			return nil
 		}
@@ -83,7 +86,6 @@ func (ch *channel) frame(f wire.Frame) error {
 			ch.c.dropChannel(ch)
 		case *wire.ChannelClose:
 			ch.send(&wire.ChannelCloseOk{})
-			ch.c.dropChannel(ch)
 		}
 		return nil
 	}
