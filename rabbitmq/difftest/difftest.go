@@ -74,6 +74,7 @@ func Scenarios() []Scenario {
 		basicScenarios(),
 		errorScenarios(),
 		refusalScenarios(),
+		rawScenarios(),
 	} {
 		all = append(all, group...)
 	}

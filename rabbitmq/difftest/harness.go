@@ -35,6 +35,7 @@ type S struct {
 
 	main  *Conn
 	conns []*Conn
+	raws  []*Raw
 
 	admin   *amqp.Connection
 	adminCh *amqp.Channel
@@ -165,6 +166,9 @@ func (s *S) cleanup() {
 		if !c.conn.IsClosed() {
 			_ = c.conn.CloseDeadline(time.Now().Add(arrivalTimeout))
 		}
+	}
+	for _, r := range s.raws {
+		r.nc.Close()
 	}
 	var errs []error
 	for _, q := range s.queues {
