@@ -25,6 +25,8 @@ type channel struct {
 	publishes uint64 // publish sequence numbers, for confirms
 
 	active         atomic.Bool  // deliveries may go out (open, not closing)
+	confirmMode    atomic.Bool  // confirm.select was seen, for the management API
+	txMode         atomic.Bool  // tx.select was seen, for the management API
 	globalPrefetch atomic.Int64 // basic.qos global: the channel's unacked limit
 	unacked        atomic.Int64 // unacked deliveries to consumers
 
@@ -310,6 +312,7 @@ func (ch *channel) dispatch(m wire.Method) error {
 		}
 		if ch.confirm == nil {
 			ch.confirm = newConfirmer(ch)
+			ch.confirmMode.Store(true)
 		}
 		if !m.NoWait {
 			ch.send(&wire.ConfirmSelectOk{})
@@ -320,6 +323,7 @@ func (ch *channel) dispatch(m wire.Method) error {
 		}
 		if ch.tx == nil {
 			ch.tx = &txState{}
+			ch.txMode.Store(true)
 		}
 		ch.send(&wire.TxSelectOk{})
 	case *wire.TxCommit:

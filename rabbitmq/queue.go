@@ -62,7 +62,8 @@ type consumer struct {
 	tag       string
 	noAck     bool
 	exclusive bool
-	prefetch  int64 // the channel's per-consumer prefetch count when it was made; 0 for none
+	prefetch  int64          // the channel's per-consumer prefetch count when it was made; 0 for none
+	args      map[string]any // basic.consume's arguments, for the management API
 	unacked   atomic.Int64
 	cancelled atomic.Bool
 	waiting   atomic.Bool // made, but its consume-ok is not sent yet
