@@ -75,6 +75,7 @@ func Scenarios() []Scenario {
 		errorScenarios(),
 		refusalScenarios(),
 		rawScenarios(),
+		connectionScenarios(),
 	} {
 		all = append(all, group...)
 	}

@@ -154,6 +154,11 @@ func (s *S) mgmt(method, path string, body any) (int, []byte) {
 // mgmtTry calls the management API: path is already escaped (vhost "/" is
 // %2F), body is sent as JSON when not nil.
 func (s *S) mgmtTry(method, path string, body any) (int, []byte, error) {
+	return s.mgmtDo(method, path, body, nil)
+}
+
+// mgmtDo is mgmtTry with extra request headers.
+func (s *S) mgmtDo(method, path string, body any, header http.Header) (int, []byte, error) {
 	if s.target.ManagementURL == "" {
 		return 0, nil, fmt.Errorf("%s %s: target %s has no management API", method, path, s.target.Name)
 	}
@@ -181,6 +186,9 @@ func (s *S) mgmtTry(method, path string, body any) (int, []byte, error) {
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
 	resp, err := client.Do(req)
