@@ -76,6 +76,7 @@ func Scenarios() []Scenario {
 		refusalScenarios(),
 		rawScenarios(),
 		connectionScenarios(),
+		dispatchScenarios(),
 	} {
 		all = append(all, group...)
 	}
