@@ -310,7 +310,8 @@ func (s *S) mgmtWith(method, path, reason string) (int, []byte) {
 }
 
 // Slash records, for each path, the status of GET path and of GET path/,
-// and whether both show the same objects (by name, or by consumer tag). A
+// how many of the scenario's objects the first shows and whether the
+// second shows the same (by name, or by consumer tag). A
 // path's "{name}" stands for the connection's escaped name.
 func (c *Conn) Slash(paths ...string) {
 	s := c.s
@@ -319,25 +320,40 @@ func (c *Conn) Slash(paths ...string) {
 		p := strings.ReplaceAll(label, "{name}", url.PathEscape(c.apiName()))
 		st1, v1 := s.getJSON(p)
 		st2, v2 := s.getJSON(p + "/")
-		s.Note("GET %s: %d, GET %s/: %d, the same objects: %t", label, st1, label, st2,
-			slices.Equal(objectKeys(v1), objectKeys(v2)))
+		mine := func(v any) []string { return objectKeys(v, s.prefix, c.apiName()) }
+		s.Note("GET %s: %d, GET %s/: %d, the scenario's objects: %d, the same: %t", label, st1, label, st2,
+			len(mine(v1)), slices.Equal(mine(v1), mine(v2)))
 	}
 }
 
 // objectKeys names the objects of a reply: a list's names (or consumer
-// tags), sorted, or an object's name.
-func objectKeys(v any) []string {
+// tags), sorted, or an object's name. A list keeps only the objects that
+// mention one of marks (the scenario's names, its connection's name): other
+// tests may have connections of their own on the broker.
+func objectKeys(v any, marks ...string) []string {
 	key := func(m map[string]any) string {
 		if t, ok := m["consumer_tag"]; ok {
 			return fmt.Sprint(t)
 		}
 		return fmt.Sprint(m["name"])
 	}
+	ours := func(m map[string]any) bool {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // a connection's name has a ">"
+		enc.Encode(m)
+		for _, mark := range marks {
+			if strings.Contains(b.String(), mark) {
+				return true
+			}
+		}
+		return false
+	}
 	switch v := v.(type) {
 	case []any:
 		out := []string{}
 		for _, it := range v {
-			if m, ok := it.(map[string]any); ok {
+			if m, ok := it.(map[string]any); ok && ours(m) {
 				out = append(out, key(m))
 			}
 		}

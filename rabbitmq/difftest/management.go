@@ -190,7 +190,9 @@ func (s *S) mgmtDo(method, path string, body any, header http.Header) (int, []by
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
-	client := &http.Client{Timeout: 10 * time.Second}
+	// A redirect is an answer to record, not to follow: RabbitMQ sends none.
+	client := &http.Client{Timeout: 10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
