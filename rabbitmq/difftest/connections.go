@@ -238,12 +238,16 @@ func (c *Conn) Channels(consumers ...int) {
 	}
 }
 
-// Consumer records the consumer tag of GET /api/consumers/%2F once it is
-// listed: its fields and whether its channel_details are those of c.
+// Consumer records the consumer tag on a queue of the scenario's, as GET
+// /api/consumers/%2F lists it, once it is there: its fields and whether its channel_details are those of c.
 func (c *Conn) Consumer(tag string) {
 	s := c.s
 	s.tb.Helper()
-	cs := s.awaitItem("/api/consumers/%2F", func(m map[string]any) bool { return m["consumer_tag"] == tag })
+	cs := s.awaitItem("/api/consumers/%2F", func(m map[string]any) bool {
+		q, _ := m["queue"].(map[string]any)
+		name, _ := q["name"].(string)
+		return m["consumer_tag"] == tag && strings.HasPrefix(name, s.prefix)
+	})
 	if cs == nil {
 		s.Note("GET /api/consumers/%%2F %q: not listed", tag)
 		return
