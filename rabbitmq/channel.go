@@ -25,6 +25,8 @@ type channel struct {
 	publishes uint64 // publish sequence numbers, for confirms
 
 	active         atomic.Bool  // deliveries may go out (open, not closing)
+	confirmMode    atomic.Bool  // confirm.select was seen, for the management API
+	txMode         atomic.Bool  // tx.select was seen, for the management API
 	globalPrefetch atomic.Int64 // basic.qos global: the channel's unacked limit
 	unacked        atomic.Int64 // unacked deliveries to consumers
 
@@ -69,8 +71,11 @@ func (ch *channel) send(m wire.Method) { ch.c.send(ch.id, m) }
 // frame handles one frame of the channel.
 func (ch *channel) frame(f wire.Frame) error {
 	if ch.closing {
-		// After the server's channel.close only close-ok (or a crossing
-		// close) counts; everything else is dropped (§2.2.3 / RabbitMQ).
+		// After the server's channel.close only the client's close-ok ends
+		// the channel. A close that crossed ours is answered with close-ok,
+		// and the channel goes on waiting for the close-ok the client owes
+		// for ours; everything else is dropped (rabbit_channel in state
+		// closing).
 		if f.Type != wire.FrameMethod {
 			return nil
 		}
@@ -83,7 +88,6 @@ func (ch *channel) frame(f wire.Frame) error {
 			ch.c.dropChannel(ch)
 		case *wire.ChannelClose:
 			ch.send(&wire.ChannelCloseOk{})
-			ch.c.dropChannel(ch)
 		}
 		return nil
 	}
@@ -308,6 +312,7 @@ func (ch *channel) dispatch(m wire.Method) error {
 		}
 		if ch.confirm == nil {
 			ch.confirm = newConfirmer(ch)
+			ch.confirmMode.Store(true)
 		}
 		if !m.NoWait {
 			ch.send(&wire.ConfirmSelectOk{})
@@ -318,6 +323,7 @@ func (ch *channel) dispatch(m wire.Method) error {
 		}
 		if ch.tx == nil {
 			ch.tx = &txState{}
+			ch.txMode.Store(true)
 		}
 		ch.send(&wire.TxSelectOk{})
 	case *wire.TxCommit:

@@ -41,6 +41,17 @@ type conn struct {
 	cancelNotify bool // the client takes basic.cancel from the server
 
 	framesRead atomic.Uint64
+	octetsRead atomic.Uint64
+	// open is set once the handshake is done; its store orders the
+	// handshake's writes (user, vhost, tuning, client properties) before
+	// the reads of whoever loads it true.
+	open atomic.Bool
+
+	// What the management API shows of the connection, written once: at
+	// accept, and by the handshake before the first frame counts.
+	connectedAt time.Time
+	clientProps map[string]any // connection.start-ok's client properties
+	mechanism   string         // the authentication mechanism it logged in with
 
 	mu        sync.Mutex
 	channels  map[uint16]*channel
@@ -55,9 +66,23 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	s.nconn++
 	id := s.nconn
 	s.connsMu.Unlock()
-	return &conn{s: s, nc: nc, log: s.log().With("conn", id, "remote", nc.RemoteAddr().String()),
-		r: wire.NewReader(nc), w: newFrameWriter(nc), channels: map[uint16]*channel{},
-		frameMax: serverFrameMax, closed: make(chan struct{})}
+	c := &conn{s: s, nc: nc, log: s.log().With("conn", id, "remote", nc.RemoteAddr().String()),
+		w: newFrameWriter(nc), channels: map[uint16]*channel{},
+		frameMax: serverFrameMax, closed: make(chan struct{}), connectedAt: s.now()}
+	c.r = wire.NewReader(countingReader{nc, &c.octetsRead})
+	return c
+}
+
+// countingReader counts the octets read through it.
+type countingReader struct {
+	rd io.Reader
+	n  *atomic.Uint64
+}
+
+func (r countingReader) Read(b []byte) (int, error) {
+	n, err := r.rd.Read(b)
+	r.n.Add(uint64(n))
+	return n, err
 }
 
 // errClosed ends serving a connection without another frame.
@@ -85,6 +110,7 @@ func (c *conn) serve(header [8]byte) {
 		c.fail(err)
 		return
 	}
+	c.open.Store(true)
 	c.log.Debug("connection opened", "user", c.user.Name, "vhost", c.vhost)
 	if c.heartbeat > 0 {
 		c.s.wg.Add(1)
@@ -171,15 +197,16 @@ func (c *conn) closeWith(ae *amqpError) {
 }
 
 // forceClose closes the connection from the server side with 320
-// CONNECTION_FORCED, as RabbitMQ does on shutdown or a management close.
-func (c *conn) forceClose(reason string) {
+// CONNECTION_FORCED and the explanation given, as RabbitMQ does on
+// shutdown, a management close or the deletion of the vhost.
+func (c *conn) forceClose(explanation string) {
 	c.mu.Lock()
 	already := c.closing
 	c.closing = true
 	c.mu.Unlock()
 	if !already {
 		c.send(0, &wire.ConnectionClose{ReplyCode: wire.ConnectionForced,
-			ReplyText: wire.ReplyText(wire.ConnectionForced, "broker forced connection closure with reason '"+reason+"'")})
+			ReplyText: wire.ReplyText(wire.ConnectionForced, explanation)})
 	}
 	c.w.close()
 	// The socket closes once the close is written, or after closeTimeout
@@ -269,6 +296,7 @@ func (c *conn) handshake() error {
 	if ok {
 		c.user = c.s.authenticate(user, pass)
 	}
+	c.clientProps, c.mechanism = startOk.ClientProperties, startOk.Mechanism
 	if c.user == nil {
 		c.log.Info("login refused", "user", user, "mechanism", startOk.Mechanism)
 		if authFailureClose {

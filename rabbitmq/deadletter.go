@@ -61,6 +61,13 @@ func (s *Server) deadLetter(tx *core.Tx, from *core.Entity, it core.Item, why co
 	if err != nil {
 		return
 	}
+	if _, died := props.Headers["x-death"]; died {
+		// A message that died before keeps the order of its x-death
+		// entries' fields, which clients see (RB-12).
+		if props, err = wire.DecodePropertiesOrdered(m.props); err != nil {
+			return
+		}
+	}
 	keys := m.keys()
 	if props.Headers == nil {
 		props.Headers = map[string]any{}
@@ -112,8 +119,10 @@ type deadLetterCache struct {
 // update_x_death_header, RB-12). The first death writes an x-death array of
 // one entry in RabbitMQ's field order and the x-first-death-* headers; a
 // later one counts up the entry of the same queue and reason, or adds one,
-// and puts it first with its fields sorted by name. Entries from before
-// are grouped by queue and reason as 3.10 does, which reverses their order.
+// and puts it first with its fields sorted by name. The other entries keep
+// their fields' order; they are grouped by queue and reason as 3.10 does,
+// which reverses their order when there are two or more. Entries decoded
+// with their order are wire.OrderedTable, others maps.
 func addDeath(h map[string]any, reason, queueName string, now time.Time, exchange, firstKey string, props *wire.Properties) {
 	routingKeys := []any{firstKey}
 	for _, k := range headerRoutes(h, "CC") {
@@ -141,9 +150,10 @@ func addDeath(h map[string]any, reason, queueName string, now time.Time, exchang
 	var entry map[string]any
 	others := grouped[:0:0]
 	for _, d := range grouped {
-		t, _ := d.(map[string]any)
-		if entry == nil && t != nil && t["queue"] == queueName && t["reason"] == reason {
-			entry = t
+		if entry == nil && deathField(d, "queue") == queueName && deathField(d, "reason") == reason {
+			entry = deathMap(d)
+			n, _ := toInt64(entry["count"])
+			entry["count"] = n + 1
 			continue
 		}
 		others = append(others, d)
@@ -153,52 +163,74 @@ func addDeath(h map[string]any, reason, queueName string, now time.Time, exchang
 		for _, f := range info {
 			entry[f.Key] = f.Value
 		}
-	} else {
-		cp := make(map[string]any, len(entry))
-		for k, v := range entry {
-			cp[k] = v
-		}
-		n, _ := toInt64(cp["count"])
-		cp["count"] = n + 1
-		entry = cp
 	}
 	// A map is written with its keys sorted, which is 3.10's sort_field_table.
 	h["x-death"] = append([]any{entry}, others...)
 }
 
+// deathMap returns a copy of an x-death entry as a map.
+func deathMap(d any) map[string]any {
+	out := map[string]any{}
+	switch t := d.(type) {
+	case map[string]any:
+		for k, v := range t {
+			out[k] = v
+		}
+	case wire.OrderedTable:
+		for _, f := range t {
+			if _, dup := out[f.Key]; !dup {
+				out[f.Key] = f.Value
+			}
+		}
+	}
+	return out
+}
+
 // groupDeaths is 3.10's group_by_queue_and_reason: one entry per queue and
-// reason (the first of each, its count set from the group's size if it had
-// none), in reverse order of first appearance.
+// reason (the first of each, "count" set from the group's size in front of
+// its fields if it had none), in reverse order of first appearance.
 func groupDeaths(deaths []any) []any {
 	type key struct{ q, r any }
 	var seen []key
 	var out []any
 	for _, d := range deaths {
-		t, ok := d.(map[string]any)
-		if !ok {
+		if !isDeathEntry(d) {
 			continue
 		}
-		k := key{t["queue"], t["reason"]}
+		k := key{deathField(d, "queue"), deathField(d, "reason")}
 		if slices.Contains(seen, k) {
 			continue
 		}
 		seen = append(seen, k)
 		n := 0
 		for _, o := range deaths {
-			if ot, ok := o.(map[string]any); ok && ot["queue"] == k.q && ot["reason"] == k.r {
+			if isDeathEntry(o) && deathField(o, "queue") == k.q && deathField(o, "reason") == k.r {
 				n++
 			}
 		}
-		if _, has := t["count"]; !has {
-			cp := map[string]any{"count": int64(n)}
-			for kk, v := range t {
-				cp[kk] = v
+		if deathField(d, "count") == nil {
+			switch t := d.(type) {
+			case map[string]any:
+				cp := deathMap(t)
+				cp["count"] = int64(n)
+				d = cp
+			case wire.OrderedTable:
+				d = append(wire.OrderedTable{{Key: "count", Value: int64(n)}}, t...)
 			}
-			t = cp
 		}
-		out = append([]any{t}, out...)
+		out = append([]any{d}, out...)
 	}
 	return out
+}
+
+// isDeathEntry reports whether d is a table, the only kind of x-death
+// entry that grouping keeps.
+func isDeathEntry(d any) bool {
+	switch d.(type) {
+	case map[string]any, wire.OrderedTable:
+		return true
+	}
+	return false
 }
 
 // isCycle is rabbit_dead_letter:is_cycle: the message would re-enter queue,
@@ -213,10 +245,8 @@ func isCycle(queueName string, deaths []any) bool {
 			if deathField(c, "reason") == "rejected" {
 				return false
 			}
-			if _, ok := c.(map[string]any); !ok {
-				if _, ok := c.(wire.OrderedTable); !ok {
-					return false
-				}
+			if !isDeathEntry(c) {
+				return false
 			}
 		}
 		return true

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 	"github.com/lapse-emulator/lapse/httpserver"
@@ -22,9 +24,8 @@ import (
 //
 // Where lapse differs, knowingly:
 //   - there are no rates (every *_details.rate is 0, message_stats is
-//     empty, rates_mode is "none"), no byte or frame counters on
-//     connections, and no client properties or consumer arguments: the
-//     AMQP side does not keep them;
+//     empty, rates_mode is "none") and none of Erlang's own figures
+//     (garbage_collection, reductions);
 //   - a binding's properties_key hashes its arguments differently (see
 //     management_bindings.go); the keys have RabbitMQ's form;
 //   - where RabbitMQ answers 500 because its handler crashes (an unknown
@@ -64,7 +65,7 @@ func NewManagement(cfg ManagementConfig) *Management {
 		log = slog.New(slog.DiscardHandler)
 	}
 	m := &Management{cfg: cfg, s: cfg.Server, log: log}
-	m.handler = m.routes()
+	m.handler = trimTrailingSlash(m.routes())
 	m.Server = httpserver.New("RabbitMQ management API", cfg.Addr, m.handler, log)
 	return m
 }
@@ -92,6 +93,9 @@ func (m *Management) routes() http.Handler {
 	r.UseEscapedPath = true
 	r.UnescapePathValues = false
 	r.HandleMethodNotAllowed = true
+	// A trailing slash is trimmed before routing (trimTrailingSlash), never
+	// answered with a redirect.
+	r.RedirectTrailingSlash = false
 	r.Use(httpserver.Recovery(m.log, "RabbitMQ management API", m.writeError), m.logRequests())
 	r.NoRoute(func(c *gin.Context) { m.writeError(c, errObjectNotFound) })
 	r.NoMethod(func(c *gin.Context) { m.writeError(c, errMethodNotAllowed) })
@@ -171,6 +175,7 @@ func (m *Management) routes() http.Handler {
 	h(get, "/connections", authAny, m.listConnections)
 	h(get, "/connections/:conn", authAny, m.getConnection)
 	h(del, "/connections/:conn", authAny, m.deleteConnection)
+	h(get, "/connections/:conn/channels", authAny, m.listConnectionChannels)
 	h(get, "/channels", authAny, m.listChannels)
 	h(get, "/consumers", authAny, m.listConsumers)
 	h(get, "/consumers/:vhost", authVhost, m.listConsumers)
@@ -182,6 +187,26 @@ func (m *Management) routes() http.Handler {
 	h(get, "/health/checks/port-listener/:port", authAny, m.healthPort)
 	h(get, "/health/checks/protocol-listener/:proto", authAny, m.healthProtocol)
 	return r
+}
+
+// trimTrailingSlash serves a path with one trailing slash as the path
+// without it, as RabbitMQ's router (cowboy) does: GET /api/queues/ is GET
+// /api/queues, not a redirect.
+func trimTrailingSlash(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The escaped path decides: "/api/queues/%2F" ends in the vhost "/",
+		// not in a slash.
+		if ep := r.URL.EscapedPath(); len(ep) > 1 && strings.HasSuffix(ep, "/") {
+			if p, err := url.PathUnescape(ep[:len(ep)-1]); err == nil {
+				u := *r.URL
+				u.Path, u.RawPath = p, ep[:len(ep)-1]
+				r2 := *r
+				r2.URL = &u
+				r = &r2
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // userKey is where authenticate keeps the logged-in user in the gin context.

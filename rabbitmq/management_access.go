@@ -288,7 +288,7 @@ func (m *Management) deleteVhost(c *gin.Context) {
 	}
 	for _, cn := range m.s.openConns() {
 		if cn.vhost == vh {
-			cn.forceClose("vhost '" + vh + "' is deleted")
+			cn.forceClose("vhost '" + vh + "' is down")
 		}
 	}
 	if err := m.s.deleteVhost(vh); err != nil {

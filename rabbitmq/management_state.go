@@ -240,15 +240,13 @@ func (s *Server) clearVhostPermissions(vh string) {
 	}
 }
 
-// openConns returns the connections past their handshake. A connection's
-// user, vhost and tuning are written once by its reader goroutine before
-// it counts its first frame after the handshake; the atomic load of that
-// count orders those writes before our reads.
+// openConns returns the connections past their handshake (conn.open),
+// those RabbitMQ lists, whether or not they opened a channel.
 func (s *Server) openConns() []*conn {
 	var out []*conn
 	s.conns.Range(func(k, _ any) bool {
 		c := k.(*conn)
-		if c.framesRead.Load() > 0 {
+		if c.open.Load() {
 			out = append(out, c)
 		}
 		return true
@@ -262,7 +260,7 @@ func (s *Server) openConns() []*conn {
 func (s *Server) Connections() int {
 	n := 0
 	s.conns.Range(func(k, _ any) bool {
-		if k.(*conn).framesRead.Load() > 0 {
+		if k.(*conn).open.Load() {
 			n++
 		}
 		return true

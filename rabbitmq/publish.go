@@ -332,7 +332,7 @@ func (q *queue) publish(now time.Time, it core.Item) (*core.Commit, bool) {
 func (q *queue) handOver(now time.Time, it core.Item) (commit *core.Commit, taken, handed bool) {
 	q.dmu.Lock()
 	defer q.dmu.Unlock()
-	c := q.pick()
+	c, prev := q.pick()
 	if c == nil {
 		return nil, false, false
 	}
@@ -342,11 +342,11 @@ func (q *queue) handOver(now time.Time, it core.Item) (commit *core.Commit, take
 	}
 	out, handed, commit, err := q.s.e.EnqueueHanded(now, q.key, it, h)
 	if err != nil {
-		c.unreserve()
+		q.unpick(c, prev)
 		return nil, true, false
 	}
 	if !handed {
-		c.unreserve()
+		q.unpick(c, prev)
 		q.signal()
 		return commit, true, false
 	}

@@ -62,7 +62,8 @@ type consumer struct {
 	tag       string
 	noAck     bool
 	exclusive bool
-	prefetch  int64 // the channel's per-consumer prefetch count when it was made; 0 for none
+	prefetch  int64          // the channel's per-consumer prefetch count when it was made; 0 for none
+	args      map[string]any // basic.consume's arguments, for the management API
 	unacked   atomic.Int64
 	cancelled atomic.Bool
 	waiting   atomic.Bool // made, but its consume-ok is not sent yet
@@ -158,19 +159,33 @@ func (q *queue) exclusiveConsumer() bool {
 }
 
 // pick returns the next consumer, round robin, with room for a delivery
-// reserved; nil when none has room.
-func (q *queue) pick() *consumer {
+// reserved, and the round-robin position before it for unpick; nil when
+// none has room. Callers hold dmu.
+func (q *queue) pick() (*consumer, int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	n := len(q.consumers)
 	for i := 0; i < n; i++ {
 		c := q.consumers[(q.next+i)%n]
 		if c.reserve() {
+			prev := q.next
 			q.next = (q.next + i + 1) % n
-			return c
+			return c, prev
 		}
 	}
-	return nil
+	return nil, 0
+}
+
+// unpick undoes a pick that delivered nothing: the consumer's room is
+// given back and the round robin stays where it was, so that it moves on
+// only with a delivery, as RabbitMQ's does (a dispatcher woken by an ack
+// while the queue is empty must not skip the next consumer's turn).
+// Callers hold dmu.
+func (q *queue) unpick(c *consumer, prev int) {
+	c.unreserve()
+	q.mu.Lock()
+	q.next = prev
+	q.mu.Unlock()
 }
 
 // run is the queue's dispatcher: it hands messages to consumers with room
@@ -231,12 +246,12 @@ const (
 func (q *queue) step() int {
 	q.dmu.Lock()
 	defer q.dmu.Unlock()
-	c := q.pick()
+	c, prev := q.pick()
 	if c == nil {
 		return stepNoRoom
 	}
 	if !q.deliverOne(c) {
-		c.unreserve()
+		q.unpick(c, prev)
 		return stepEmpty
 	}
 	return stepDelivered

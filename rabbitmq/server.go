@@ -126,7 +126,7 @@ func (s *Server) ServeConn(nc net.Conn, header [8]byte) {
 // CONNECTION_FORCED, as RabbitMQ does when it shuts down.
 func (s *Server) CloseConnections(reason string) {
 	s.conns.Range(func(k, _ any) bool {
-		k.(*conn).forceClose(reason)
+		k.(*conn).forceClose("broker forced connection closure with reason '" + reason + "'")
 		return true
 	})
 }

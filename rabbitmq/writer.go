@@ -22,6 +22,7 @@ type frameWriter struct {
 	wake    chan struct{}
 	done    chan struct{}
 	written atomic.Uint64 // flushes, for heartbeats
+	octets  atomic.Uint64 // octets written, for the management API
 }
 
 const highWater = 1 << 20
@@ -89,6 +90,7 @@ func (w *frameWriter) run() {
 				return
 			}
 			w.written.Add(1)
+			w.octets.Add(uint64(len(buf)))
 		}
 		w.mu.Lock()
 		if cap(buf) <= 4*highWater {

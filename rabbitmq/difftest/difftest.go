@@ -74,6 +74,9 @@ func Scenarios() []Scenario {
 		basicScenarios(),
 		errorScenarios(),
 		refusalScenarios(),
+		rawScenarios(),
+		connectionScenarios(),
+		dispatchScenarios(),
 	} {
 		all = append(all, group...)
 	}

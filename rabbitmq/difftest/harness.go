@@ -35,6 +35,7 @@ type S struct {
 
 	main  *Conn
 	conns []*Conn
+	raws  []*Raw
 
 	admin   *amqp.Connection
 	adminCh *amqp.Channel
@@ -95,16 +96,25 @@ func (s *S) Exchange(short string) string {
 	return name
 }
 
-// Conn opens a new connection. It records nothing.
+// Conn opens a new connection, named by its connection_name client
+// property "d.<scenario>.<n>". It records nothing.
 func (s *S) Conn() *Conn {
 	s.tb.Helper()
+	return s.ConnNamed(s.prefix + fmt.Sprint(len(s.conns)+1))
+}
+
+// ConnNamed opens a new connection that gives name as its connection_name
+// client property, as an application that recovers its connection gives
+// the same name again. It records nothing.
+func (s *S) ConnNamed(name string) *Conn {
+	s.tb.Helper()
 	cfg := amqp.Config{Properties: amqp.NewConnectionProperties(), Heartbeat: 10 * time.Second}
-	cfg.Properties.SetClientConnectionName(s.prefix + fmt.Sprint(len(s.conns)+1))
+	cfg.Properties.SetClientConnectionName(name)
 	c, err := amqp.DialConfig(s.target.URL, cfg)
 	if err != nil {
 		s.tb.Fatalf("connect to %s: %v", s.target.Name, err)
 	}
-	conn := &Conn{s: s, conn: c}
+	conn := &Conn{s: s, conn: c, name: name, closes: c.NotifyClose(make(chan *amqp.Error, 1))}
 	s.conns = append(s.conns, conn)
 	return conn
 }
@@ -166,6 +176,9 @@ func (s *S) cleanup() {
 			_ = c.conn.CloseDeadline(time.Now().Add(arrivalTimeout))
 		}
 	}
+	for _, r := range s.raws {
+		r.nc.Close()
+	}
 	var errs []error
 	for _, q := range s.queues {
 		errs = append(errs, s.adminDo(func(ch *amqp.Channel) error {
@@ -192,8 +205,10 @@ func (s *S) cleanup() {
 
 // Conn is a connection a scenario opened.
 type Conn struct {
-	s    *S
-	conn *amqp.Connection
+	s      *S
+	conn   *amqp.Connection
+	name   string           // its connection_name client property
+	closes chan *amqp.Error // the close amqp091-go reports, for the broker's closes
 }
 
 // Ch opens a channel on c. It records nothing.

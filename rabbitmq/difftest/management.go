@@ -154,6 +154,11 @@ func (s *S) mgmt(method, path string, body any) (int, []byte) {
 // mgmtTry calls the management API: path is already escaped (vhost "/" is
 // %2F), body is sent as JSON when not nil.
 func (s *S) mgmtTry(method, path string, body any) (int, []byte, error) {
+	return s.mgmtDo(method, path, body, nil)
+}
+
+// mgmtDo is mgmtTry with extra request headers.
+func (s *S) mgmtDo(method, path string, body any, header http.Header) (int, []byte, error) {
 	if s.target.ManagementURL == "" {
 		return 0, nil, fmt.Errorf("%s %s: target %s has no management API", method, path, s.target.Name)
 	}
@@ -182,7 +187,12 @@ func (s *S) mgmtTry(method, path string, body any) (int, []byte, error) {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	client := &http.Client{Timeout: 10 * time.Second}
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	// A redirect is an answer to record, not to follow: RabbitMQ sends none.
+	client := &http.Client{Timeout: 10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)

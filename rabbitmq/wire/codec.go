@@ -23,6 +23,9 @@ type cursor struct {
 	b     []byte
 	depth int // nesting of the table or array being read; 0 outside any
 	err   string
+	// ordered makes the tables nested in a table or array decode as
+	// OrderedTable, in their order on the wire.
+	ordered bool
 }
 
 // fail records reason unless a fault was recorded already, and stops the

@@ -137,14 +137,23 @@ func FuzzReadTable(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 4, 1, 'k', 'Z', 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tbl, rest, err := ReadTable(b)
+		ordered, orest, oerr := ReadOrderedTable(b)
+		if (err == nil) != (oerr == nil) {
+			t.Fatalf("ReadTable: %v, ReadOrderedTable: %v", err, oerr)
+		}
 		if err != nil {
 			checkCodecError(t, err, malformedCode)
 			return
 		}
-		if !bytes.HasSuffix(b, rest) || len(rest) > len(b)-4 {
+		if !bytes.HasSuffix(b, rest) || len(rest) > len(b)-4 || len(orest) != len(rest) {
 			t.Fatal("rest is not the end of the input")
 		}
 		b1 := AppendTable(nil, tbl)
+		// The ordered decoding, written back in its order, reads as the same
+		// table.
+		if t3, _, err := ReadTable(appendOrderedTable(nil, ordered, 1)); err != nil || !bytes.Equal(AppendTable(nil, t3), b1) {
+			t.Fatalf("the ordered decoding differs: %v\n%v\n%v", err, t3, tbl)
+		}
 		if err := CheckTable(tbl); err != nil {
 			t.Fatalf("a decoded table does not encode faithfully: %v", err)
 		}

@@ -55,8 +55,20 @@ type Properties struct {
 // after the last one are an *Error with code 501 FRAME_ERROR. The result
 // does not alias b.
 func DecodeProperties(b []byte) (Properties, error) {
+	return decodeProperties(cursor{b: b})
+}
+
+// DecodePropertiesOrdered is DecodeProperties keeping the order of the
+// wire in the tables nested in Headers: they decode as OrderedTable, so
+// that a header written back goes out as it came (RabbitMQ passes nested
+// tables through as it got them, and the order of an x-death entry's fields
+// is visible to clients). Headers itself is a map.
+func DecodePropertiesOrdered(b []byte) (Properties, error) {
+	return decodeProperties(cursor{b: b, ordered: true})
+}
+
+func decodeProperties(c cursor) (Properties, error) {
 	var p Properties
-	c := cursor{b: b}
 	f := c.u16()
 	for w := f; w&flagContinuation != 0 && c.err == ""; {
 		w = c.u16()

@@ -23,7 +23,8 @@ type Field struct {
 
 // OrderedTable is a field table (§4.2.5.5) whose fields are written in the
 // slice's order rather than sorted, as RabbitMQ writes an x-death entry.
-// Only encoding knows it: tables always decode to map[string]any.
+// Tables decode to map[string]any, except through ReadOrderedTable and
+// DecodePropertiesOrdered, which keep the order of the wire.
 type OrderedTable []Field
 
 // AppendTable appends t as a field table (§4.2.5.5): its length as a long
@@ -268,6 +269,18 @@ func ReadTable(b []byte) (t map[string]any, rest []byte, err error) {
 	return t, c.b, nil
 }
 
+// ReadOrderedTable is ReadTable keeping the order of the wire: the table
+// and every table nested in it decode as OrderedTable, so that encoding
+// the result gives the same octets.
+func ReadOrderedTable(b []byte) (t OrderedTable, rest []byte, err error) {
+	c := cursor{b: b, ordered: true}
+	t = c.orderedTable()
+	if c.err != "" {
+		return nil, nil, malformed("field table", c.err)
+	}
+	return t, c.b, nil
+}
+
 // table reads a field table with its length prefix.
 func (c *cursor) table() map[string]any {
 	b := c.longbytes("field table")
@@ -277,7 +290,7 @@ func (c *cursor) table() map[string]any {
 	if c.err != "" || len(b) == 0 {
 		return nil
 	}
-	sub := cursor{b: b, depth: c.depth + 1}
+	sub := cursor{b: b, depth: c.depth + 1, ordered: c.ordered}
 	t := make(map[string]any, countFields(b, true))
 	for len(sub.b) > 0 {
 		k := sub.shortstr()
@@ -286,6 +299,32 @@ func (c *cursor) table() map[string]any {
 			break
 		}
 		t[k] = v
+	}
+	if sub.err != "" {
+		c.fail(sub.err)
+		return nil
+	}
+	return t
+}
+
+// orderedTable reads a field table with its length prefix, in its order.
+func (c *cursor) orderedTable() OrderedTable {
+	b := c.longbytes("field table")
+	if c.depth >= maxDepth {
+		c.fail(fmt.Sprintf("field tables and arrays nest deeper than %d levels", maxDepth))
+	}
+	if c.err != "" || len(b) == 0 {
+		return nil
+	}
+	sub := cursor{b: b, depth: c.depth + 1, ordered: true}
+	t := make(OrderedTable, 0, countFields(b, true))
+	for len(sub.b) > 0 {
+		k := sub.shortstr()
+		v := sub.value()
+		if sub.err != "" {
+			break
+		}
+		t = append(t, Field{Key: k, Value: v})
 	}
 	if sub.err != "" {
 		c.fail(sub.err)
@@ -303,7 +342,7 @@ func (c *cursor) array() []any {
 	if c.err != "" || len(b) == 0 {
 		return nil
 	}
-	sub := cursor{b: b, depth: c.depth + 1}
+	sub := cursor{b: b, depth: c.depth + 1, ordered: c.ordered}
 	a := make([]any, 0, countFields(b, false))
 	for len(sub.b) > 0 {
 		v := sub.value()
@@ -407,6 +446,9 @@ func (c *cursor) value() any {
 	case 'T':
 		return c.timestamp()
 	case 'F':
+		if c.ordered {
+			return c.orderedTable()
+		}
 		return c.table()
 	case 'V':
 		return nil

@@ -102,6 +102,45 @@ func TestOrderedTableKeepsItsOrder(t *testing.T) {
 	}
 }
 
+func TestReadOrderedTableKeepsTheWireOrder(t *testing.T) {
+	in := OrderedTable{{"z", int32(1)}, {"a", []any{OrderedTable{{"queue", "q"}, {"count", int64(2)}}}},
+		{"m", OrderedTable{{"y", "1"}, {"b", OrderedTable{}}}}}
+	b := appendOrderedTable(nil, in, 1)
+	got, rest, err := ReadOrderedTable(append(b, 0xAA))
+	if err != nil || !bytes.Equal(rest, []byte{0xAA}) {
+		t.Fatalf("ReadOrderedTable: %v, rest % x", err, rest)
+	}
+	want := OrderedTable{{"z", int32(1)}, {"a", []any{OrderedTable{{"queue", "q"}, {"count", int64(2)}}}},
+		{"m", OrderedTable{{"y", "1"}, {"b", OrderedTable(nil)}}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("decoded (-want +got):\n%s", diff)
+	}
+	if again := appendOrderedTable(nil, got, 1); !bytes.Equal(again, b) {
+		t.Errorf("re-encoded differs:\n% x\n% x", again, b)
+	}
+}
+
+func TestDecodePropertiesOrderedKeepsNestedOrder(t *testing.T) {
+	entry := OrderedTable{{"count", int64(1)}, {"reason", "expired"}, {"queue", "q"}}
+	p := Properties{Headers: map[string]any{"x-death": []any{entry}, "plain": "v"}}
+	got, err := DecodePropertiesOrdered(p.Append(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"x-death": []any{entry}, "plain": "v"}
+	if diff := cmp.Diff(want, got.Headers); diff != "" {
+		t.Errorf("headers (-want +got):\n%s", diff)
+	}
+	// DecodeProperties still gives maps.
+	plain, err := DecodeProperties(p.Append(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := plain.Headers["x-death"].([]any)[0].(map[string]any); !ok {
+		t.Errorf("DecodeProperties gave %T for a nested table, want a map", plain.Headers["x-death"].([]any)[0])
+	}
+}
+
 func TestTableKeysAreSorted(t *testing.T) {
 	t1 := map[string]any{}
 	for _, k := range strings.Fields("m a z b y c x d w e v f u g t h s i r j q k p l o n") {

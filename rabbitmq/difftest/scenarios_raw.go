@@ -1,0 +1,142 @@
+package difftest
+
+import (
+	"time"
+
+	"github.com/lapse-emulator/lapse/rabbitmq/wire"
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// The raw scenarios drive a connection frame by frame (Raw): what a client
+// sends while the broker closes a channel, and the order of the fields of
+// x-death entries, which amqp091-go's maps hide.
+
+func rawScenarios() []Scenario {
+	return []Scenario{
+		{Name: "CrossingChannelCloseKeepsConnection", Run: crossingChannelCloseKeepsConnection},
+		{Name: "CloseAfterPublishToMissingExchange", Run: closeAfterPublishToMissingExchange},
+		{Name: "RB12XDeathFieldOrderAfterSecondDeath", Rules: []string{"RB-12"}, Run: rb12XDeathFieldOrderAfterSecondDeath},
+		{Name: "RB12XDeathFieldOrderAfterThirdDeath", Rules: []string{"RB-12"}, Run: rb12XDeathFieldOrderAfterThirdDeath},
+		{Name: "RB12XDeathFieldOrderAfterRepeatDeath", Rules: []string{"RB-12"}, Run: rb12XDeathFieldOrderAfterRepeatDeath},
+	}
+}
+
+// rawOpen opens channels on r, recording each open-ok.
+func rawOpen(r *Raw, ids ...uint16) {
+	for _, id := range ids {
+		r.Send(id, &wire.ChannelOpen{})
+		r.Recv(1)
+	}
+}
+
+// crossingChannelCloseKeepsConnection pins a client's channel.close that
+// crosses the broker's (issue 13.6): a publish to a missing exchange and
+// the client's close in one write. The broker answers the client's close
+// with close-ok, drops what else comes on the channel until the client's
+// close-ok, and keeps the connection and its other channels.
+func crossingChannelCloseKeepsConnection(s *S) {
+	q, missing := s.Queue("q"), s.Name("missing")
+	r := s.Raw()
+	rawOpen(r, 1, 2)
+	r.Send(1, &wire.BasicPublish{Exchange: missing, RoutingKey: "k"}, Content{Body: "m1"},
+		&wire.ChannelClose{ReplyCode: 200, ReplyText: "bye"}, &wire.QueueDeclare{Queue: q})
+	r.Recv(2)
+	r.Send(1, &wire.QueueDeclare{Queue: q})
+	r.Quiet()
+	r.Send(1, &wire.ChannelCloseOk{})
+	// Neither declare was run: the queue does not exist.
+	r.Send(2, &wire.QueueDeclare{Queue: q, Passive: true})
+	r.Recv(1)
+	r.Send(2, &wire.ChannelCloseOk{})
+	// The closed number opens again.
+	rawOpen(r, 1)
+	r.Send(1, &wire.QueueDeclare{Queue: q})
+	r.Recv(1)
+	r.Close()
+}
+
+// closeAfterPublishToMissingExchange pins issue 13.6 as amqp091-go users
+// meet it: ch.Close() right after a publish to a missing exchange (the
+// client's close and the broker's cross, or not, as timing has it) leaves
+// the connection and its other channels open.
+func closeAfterPublishToMissingExchange(s *S) {
+	q, missing := s.Queue("q"), s.Name("missing")
+	ch := s.Ch()
+	other := s.Ch()
+	other.Queue(q, nil)
+	for range 5 {
+		ch.PublishNoWait(missing, "k", Msg{Body: "m1"})
+		ch.dead = true
+		_ = ch.ch.Close() // which close came first decides whether this is an error
+		ch = s.Ch()
+	}
+	other.Publish("", q, Msg{Body: "m2"})
+	other.Get(q)
+	s.Note("connection open: %t", !s.main.conn.IsClosed())
+}
+
+// xDeathChain declares queues that expire into each other, the last into a
+// fanout dead-letter exchange, and returns the first queue and the
+// dead-letter queue.
+func xDeathChain(s *S, ch *Ch, n int) (first, dlq string) {
+	dlx, dlq := fanoutDLX(s, ch)
+	next := ""
+	for i := n; i >= 1; i-- {
+		q := s.Queue("q" + string(rune('0'+i)))
+		args := amqp.Table{"x-message-ttl": int32(100), "x-dead-letter-exchange": dlx}
+		if next != "" {
+			args = deadLetterTo(next, amqp.Table{"x-message-ttl": int32(100)})
+		}
+		ch.Queue(q, args)
+		next = q
+	}
+	return next, dlq
+}
+
+// rawGet records a no-ack basic.get of queue on a new raw connection, the
+// fields of every table in the order they came in.
+func rawGet(s *S, queue string) {
+	r := s.Raw()
+	rawOpen(r, 1)
+	r.Send(1, &wire.BasicGet{Queue: queue, NoAck: true})
+	r.Recv(1)
+	r.Close()
+}
+
+// rb12XDeathFieldOrderAfterSecondDeath pins RB-12's field order (issue
+// 13.8): the first death writes its x-death entry in RabbitMQ's order
+// (count, reason, queue, time, exchange, routing-keys,
+// original-expiration); a death in another queue adds an entry with its
+// fields sorted by name and leaves the first entry's order as it was.
+func rb12XDeathFieldOrderAfterSecondDeath(s *S) {
+	ch := s.Ch()
+	first, dlq := xDeathChain(s, ch, 2)
+	ch.Publish("", first, Msg{Body: "m1", Expiration: "100"})
+	s.Wait(800 * time.Millisecond)
+	rawGet(s, dlq)
+}
+
+// rb12XDeathFieldOrderAfterThirdDeath pins RB-12's field order (issue
+// 13.8) with two entries there before a third death.
+func rb12XDeathFieldOrderAfterThirdDeath(s *S) {
+	ch := s.Ch()
+	first, dlq := xDeathChain(s, ch, 3)
+	ch.Publish("", first, Msg{Body: "m1", Expiration: "100"})
+	s.Wait(1200 * time.Millisecond)
+	rawGet(s, dlq)
+}
+
+// rb12XDeathFieldOrderAfterRepeatDeath pins RB-12's field order (issue
+// 13.8) when a death updates an entry: rejected twice in a queue that
+// dead-letters to itself, the updated entry has its fields sorted.
+func rb12XDeathFieldOrderAfterRepeatDeath(s *S) {
+	q := s.Queue("q")
+	ch := s.Ch()
+	ch.Queue(q, deadLetterTo(q, nil))
+	ch.Publish("", q, Msg{Body: "m1", Expiration: longTTL})
+	for range 2 {
+		d, _ := ch.GetManual(q)
+		ch.Reject(d.DeliveryTag, false)
+	}
+	rawGet(s, q)
+}

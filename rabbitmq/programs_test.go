@@ -1,0 +1,213 @@
+package rabbitmq_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	gosync "sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Helpers for the tests that drive the server with outside programs: the
+// Python clients (Debian's pika and kombu), the official tutorials in Go,
+// JavaScript and Python. Such a test skips when its program is missing,
+// except in CI (CI set), where it fails.
+
+// needProgram skips the test, or fails it in CI, because of why.
+func needProgram(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s; CI must not skip this test", why)
+	}
+	t.Skip(why)
+}
+
+// mustPython returns a Python interpreter that imports modules: $LAPSE_PYTHON
+// if set, else the first of python3 on PATH and Debian's /usr/bin/python3
+// that can (Debian's packages import only in Debian's interpreter).
+func mustPython(t *testing.T, modules ...string) string {
+	t.Helper()
+	check := "import " + strings.Join(modules, ", ")
+	candidates := []string{"/usr/bin/python3"}
+	if p, err := exec.LookPath("python3"); err == nil {
+		candidates = append([]string{p}, candidates...)
+	}
+	if p := os.Getenv("LAPSE_PYTHON"); p != "" {
+		candidates = []string{p}
+	}
+	for _, p := range candidates {
+		if exec.Command(p, "-c", check).Run() == nil {
+			return p
+		}
+	}
+	needProgram(t, fmt.Sprintf("no Python interpreter of %v can %q (Debian's python3-pika and python3-kombu)", candidates, check))
+	return ""
+}
+
+// jsDir holds package.json, its lock file and node_modules (npm ci).
+const jsDir = "jstest"
+
+// mustNode returns node, with amqplib installed in jstest/node_modules.
+func mustNode(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join(jsDir, "node_modules", "amqplib", "package.json"))
+	}
+	if err != nil {
+		needProgram(t, fmt.Sprintf("the JavaScript tests need node and rabbitmq/jstest/node_modules (npm ci --prefix rabbitmq/jstest): %v", err))
+	}
+	return node
+}
+
+// syncBuffer is a bytes.Buffer that a program's output goroutines write to
+// while the test reads it.
+type syncBuffer struct {
+	mu gosync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// program is an outside program a test started; its stdout and stderr go
+// to out.
+type program struct {
+	t      *testing.T
+	name   string
+	cmd    *exec.Cmd
+	out    syncBuffer
+	exited chan struct{}
+	err    error
+}
+
+// startProgram starts name with args in dir (or the test's folder), with
+// env added to the environment. It is killed at the end of the test if it
+// still runs.
+func startProgram(t *testing.T, dir string, env []string, name string, args ...string) *program {
+	t.Helper()
+	p := &program{t: t, name: filepath.Base(name) + " " + strings.Join(args, " "), exited: make(chan struct{})}
+	p.cmd = exec.Command(name, args...)
+	p.cmd.Dir = dir
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.out
+	p.cmd.WaitDelay = 5 * time.Second
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", p.name, err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.exited:
+		default:
+			p.cmd.Process.Kill()
+			<-p.exited
+		}
+		if t.Failed() {
+			t.Logf("output of %s:\n%s", p.name, p.out.String())
+		}
+	})
+	return p
+}
+
+// wait waits for the program to end by itself, which it must do without
+// an error within timeout.
+func (p *program) wait(timeout time.Duration) string {
+	p.t.Helper()
+	select {
+	case <-p.exited:
+	case <-time.After(timeout):
+		p.t.Fatalf("%s still runs after %v; output:\n%s", p.name, timeout, p.out.String())
+	}
+	if p.err != nil {
+		p.t.Fatalf("%s: %v; output:\n%s", p.name, p.err, p.out.String())
+	}
+	return p.out.String()
+}
+
+// waitFor waits until the program has printed every one of texts, and
+// fails the test after timeout.
+func (p *program) waitFor(timeout time.Duration, texts ...string) {
+	p.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		out := p.out.String()
+		missing := ""
+		for _, s := range texts {
+			if !strings.Contains(out, s) {
+				missing = s
+				break
+			}
+		}
+		if missing == "" {
+			return
+		}
+		select {
+		case <-p.exited:
+			p.t.Fatalf("%s ended (%v) before printing %q; output:\n%s", p.name, p.err, missing, out)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("%s did not print %q within %v; output:\n%s", p.name, missing, timeout, out)
+		}
+	}
+}
+
+// interrupt stops a program that runs until stopped, as a user's Ctrl-C
+// does, and waits for it to end (killing it after a while).
+func (p *program) interrupt() string {
+	p.t.Helper()
+	p.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-p.exited:
+	case <-time.After(5 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.exited
+	}
+	return p.out.String()
+}
+
+// MustClockControl serves POST /advance?by=DURATION, which moves f's clock
+// and applies what fell due before it answers, for programs that cannot
+// call f.advance; it returns the base URL.
+func MustClockControl(t *testing.T, f *fixture) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		by, err := time.ParseDuration(r.URL.Query().Get("by"))
+		if r.Method != http.MethodPost || r.URL.Path != "/advance" || err != nil || by <= 0 {
+			http.Error(w, "POST /advance?by=DURATION", http.StatusBadRequest)
+			return
+		}
+		now, err := f.clock.Advance(by)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		if _, c := f.e.Advance(now); c != nil {
+			c.Wait(context.Background())
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
