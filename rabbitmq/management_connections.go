@@ -1,7 +1,9 @@
 package rabbitmq
 
 import (
+	"crypto/tls"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 )
@@ -68,6 +70,13 @@ func connectionJSON(cn *conn, single bool) map[string]any {
 		"send_oct":                  cn.w.octets.Load(),
 		"send_oct_details":          rate(),
 		"send_pend":                 0,
+	}
+	if tc, ok := cn.nc.(interface{ ConnectionState() tls.ConnectionState }); ok {
+		st := tc.ConnectionState()
+		kx, cipher, hash := tlsSuiteParts(st.Version, st.CipherSuite)
+		obj["ssl"] = true
+		obj["ssl_protocol"] = tlsProtocolName(st.Version)
+		obj["ssl_key_exchange"], obj["ssl_cipher"], obj["ssl_hash"] = kx, cipher, hash
 	}
 	// RabbitMQ shows the connection_name a client gave as
 	// user_provided_name too, and only then.
@@ -265,4 +274,36 @@ func (m *Management) listConsumers(c *gin.Context) {
 		}
 	}
 	m.replyList(c, items, []string{"queue.vhost", "queue.name", "consumer_tag"}, false)
+}
+
+// tlsProtocolName is a TLS version as Erlang's ssl names it ("tlsv1.3").
+func tlsProtocolName(v uint16) string {
+	switch v {
+	case tls.VersionTLS13:
+		return "tlsv1.3"
+	case tls.VersionTLS12:
+		return "tlsv1.2"
+	case tls.VersionTLS11:
+		return "tlsv1.1"
+	}
+	return "tlsv1"
+}
+
+// tlsSuiteParts splits a cipher suite into the key exchange, cipher and
+// hash Erlang's ssl reports for it: TLS_AES_128_GCM_SHA256 (TLS 1.3) is
+// any, aes_128_gcm, sha256; TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 is
+// ecdhe_rsa, aes_256_gcm, sha384.
+func tlsSuiteParts(version, suite uint16) (kx, cipher, hash string) {
+	name := strings.ToLower(strings.TrimPrefix(tls.CipherSuiteName(suite), "TLS_"))
+	kx = "any"
+	if i := strings.Index(name, "_with_"); i >= 0 {
+		kx, name = name[:i], name[i+len("_with_"):]
+	}
+	if i := strings.LastIndexByte(name, '_'); i >= 0 {
+		cipher, hash = name[:i], name[i+1:]
+	}
+	if version == tls.VersionTLS13 {
+		kx = "any"
+	}
+	return kx, cipher, hash
 }

@@ -1,6 +1,7 @@
 package rabbitmq
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"testing"
 	"time"
@@ -139,6 +140,25 @@ func TestErlangAtom(t *testing.T) {
 		"Name": "'Name'"} {
 		if got := erlangAtom(in); got != want {
 			t.Errorf("erlangAtom(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A TLS connection's cipher suite as Erlang's ssl reports it in the
+// management API's ssl_key_exchange, ssl_cipher and ssl_hash.
+func TestTLSSuiteParts(t *testing.T) {
+	for _, tc := range []struct {
+		version, suite      uint16
+		kx, cipher, hashing string
+	}{
+		{tls.VersionTLS13, tls.TLS_AES_128_GCM_SHA256, "any", "aes_128_gcm", "sha256"},
+		{tls.VersionTLS13, tls.TLS_CHACHA20_POLY1305_SHA256, "any", "chacha20_poly1305", "sha256"},
+		{tls.VersionTLS12, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, "ecdhe_rsa", "aes_256_gcm", "sha384"},
+		{tls.VersionTLS12, tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, "ecdhe_ecdsa", "aes_128_gcm", "sha256"},
+	} {
+		kx, cipher, hashing := tlsSuiteParts(tc.version, tc.suite)
+		if kx != tc.kx || cipher != tc.cipher || hashing != tc.hashing {
+			t.Errorf("%s: %s %s %s, want %s %s %s", tls.CipherSuiteName(tc.suite), kx, cipher, hashing, tc.kx, tc.cipher, tc.hashing)
 		}
 	}
 }

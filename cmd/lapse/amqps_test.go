@@ -138,11 +138,27 @@ func TestRabbitMQOverTLS(t *testing.T) {
 	m := MustStart(t)
 	pool, _ := MustTrustLapse(t, m)
 	_, port, _ := net.SplitHostPort(listenerAddr(t, m, "amqps"))
-	tlsConn, err := amqp.DialTLS("amqps://guest:guest@localhost:"+port+"/", &tls.Config{RootCAs: pool})
+	tlsConn, err := amqp.DialConfig("amqps://guest:guest@localhost:"+port+"/", amqp.Config{
+		TLSClientConfig: &tls.Config{RootCAs: pool},
+		Properties:      amqp.Table{"connection_name": "over TLS"},
+	})
 	if err != nil {
 		t.Fatalf("amqp091-go over TLS: %v", err)
 	}
 	defer tlsConn.Close()
+	// The management API shows it as a TLS connection.
+	req, _ := http.NewRequest("GET", "http://"+listenerAddr(t, m, "rabbitmqManagement")+"/api/connections", nil)
+	req.SetBasicAuth("guest", "guest")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []map[string]any
+	json.NewDecoder(resp.Body).Decode(&conns)
+	resp.Body.Close()
+	if len(conns) != 1 || conns[0]["user_provided_name"] != "over TLS" || conns[0]["ssl"] != true || conns[0]["ssl_protocol"] != "tlsv1.3" {
+		t.Errorf("/api/connections: %v", conns)
+	}
 	ch, err := tlsConn.Channel()
 	if err != nil {
 		t.Fatal(err)
