@@ -17,18 +17,25 @@ const module = "github.com/lapse-emulator/lapse"
 // dashboard -> core; nothing imports a protocol package but cmd. httpserver,
 // the lifecycle every HTTP listener shares (STYLE.md rule 6), sits beside
 // core: it imports only core, and the packages that serve HTTP import it.
+// clienttest, which finds the outside client programs tests drive lapse
+// with, imports nothing of ours and only test files import it
+// (testOnly).
 var allowed = map[string][]string{
 	"core":        {},
 	"httpserver":  {"core"},
+	"clienttest":  {},
 	"adapters":    {"core"},
 	"sqlitestore": {"core"},
 	"dashboard":   {"core", "httpserver"},
-	"servicebus":  {"core", "adapters", "httpserver"},
-	"rabbitmq":    {"core", "adapters", "httpserver"},
-	"cosmos":      {"core", "adapters", "httpserver"},
+	"servicebus":  {"core", "adapters", "httpserver", "clienttest"},
+	"rabbitmq":    {"core", "adapters", "httpserver", "clienttest"},
+	"cosmos":      {"core", "adapters", "httpserver", "clienttest"},
 	"cmd":         {"*"},
 	"":            {"*"}, // this package
 }
+
+// testOnly are the packages of ours that only test files may import.
+var testOnly = []string{"clienttest"}
 
 func TestImportsPointInward(t *testing.T) {
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
@@ -60,6 +67,9 @@ func TestImportsPointInward(t *testing.T) {
 				continue
 			}
 			target := strings.Split(strings.TrimPrefix(strings.TrimPrefix(p, module), "/"), "/")[0]
+			if contains(testOnly, target) && target != top && !strings.HasSuffix(path, "_test.go") {
+				t.Errorf("%s imports %s: only test files may import it", path, p)
+			}
 			if target == top || contains(rules, "*") || contains(rules, target) {
 				continue
 			}

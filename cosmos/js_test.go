@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/lapse-emulator/lapse/clienttest"
 )
 
 // The official JS SDK, @azure/cosmos, against the server: each scenario of
@@ -26,7 +27,7 @@ type jsScenario struct {
 }
 
 func TestJSClient_Scenarios(t *testing.T) {
-	node := mustJS(t)
+	node := clienttest.Node(t, jsDir, "@azure/cosmos")
 	type database struct {
 		ID                       string
 		Status                   int

@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -20,24 +18,6 @@ import (
 
 // jsDir holds package.json, its lock file and scenarios.mjs.
 const jsDir = "jstest"
-
-// mustJS returns node's path, when node and jstest/node_modules are there.
-// Without them the test skips, but fails under CI, which must run it.
-func mustJS(t *testing.T) string {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(jsDir, "node_modules", "@azure", "cosmos", "package.json"))
-	}
-	if err != nil {
-		msg := fmt.Sprintf("the JS SDK tests need node and cosmos/jstest/node_modules (run `npm ci --prefix cosmos/jstest`): %v", err)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return node
-}
 
 // runJSScenario runs one scenario of scenarios.mjs against f and returns
 // the JSON line it printed.

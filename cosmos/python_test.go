@@ -1,16 +1,11 @@
 package cosmos_test
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/lapse-emulator/lapse/clienttest"
 	"github.com/lapse-emulator/lapse/cosmos"
 )
 
@@ -20,36 +15,6 @@ import (
 
 // pythonDir holds the Python scenarios.
 const pythonDir = "testdata/python"
-
-// mustPython returns a Python interpreter that imports modules:
-// $LAPSE_PYTHON if set, else the first of python3 on PATH and Debian's
-// /usr/bin/python3 that does. Without one the test skips, but fails under
-// CI, which must run it.
-func mustPython(t *testing.T, modules ...string) string {
-	t.Helper()
-	candidates := []string{"/usr/bin/python3"}
-	if p, err := exec.LookPath("python3"); err == nil {
-		candidates = append([]string{p}, candidates...)
-	}
-	if p := os.Getenv("LAPSE_PYTHON"); p != "" {
-		candidates = []string{p}
-	}
-	script := "import " + strings.Join(modules, ", ")
-	for _, p := range candidates {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := exec.CommandContext(ctx, p, "-c", script).Run()
-		cancel()
-		if err == nil {
-			return p
-		}
-	}
-	msg := fmt.Sprintf("no Python interpreter of %q imports %s (Debian's python3-azure-cosmos; or set LAPSE_PYTHON)", candidates, strings.Join(modules, ", "))
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
 
 // runPythonScenario runs one scenario of scenarios.py against endpoint
 // (f's, over HTTPS or not), with env added, and returns its JSON line.
@@ -75,7 +40,7 @@ func checkLine(t *testing.T, line []byte, want any) {
 func TestPythonClient_CRUD(t *testing.T) {
 	// issue 13 (Python clients): databases, containers and items through
 	// azure-cosmos 3.x, which sends every path with a doubled slash (13.9).
-	python := mustPython(t, "azure.cosmos")
+	python := clienttest.Python(t, "azure.cosmos")
 	f := MustServer(t)
 	type status struct {
 		V       int
@@ -119,7 +84,7 @@ func TestPythonClient_CrossPartitionQueryReadsEveryPage(t *testing.T) {
 	// issue 13.10: azure-cosmos 3.x reads x-ms-continuation from a plain
 	// dict; with the header under another case it stopped after the first
 	// page (100 of 150 items) without an error.
-	python := mustPython(t, "azure.cosmos")
+	python := clienttest.Python(t, "azure.cosmos")
 	f := MustServer(t)
 	type paged struct {
 		Pages           []int
@@ -133,7 +98,7 @@ func TestPythonClient_DefaultTTLExpiresItemsOnTheMovedClock(t *testing.T) {
 	// CO-4, CO-6 with azure-cosmos 3.x: an item of a container with
 	// defaultTtl 60 is read at 59 s and gone at 61 s, from point reads and
 	// queries, as the test moves the server's clock; ttl -1 keeps one.
-	python := mustPython(t, "azure.cosmos")
+	python := clienttest.Python(t, "azure.cosmos")
 	f := MustServer(t)
 	type ttl struct {
 		Before, After      []string
@@ -150,7 +115,7 @@ func TestPythonClient_HTTPSWithTheDownloadedCertificate(t *testing.T) {
 	// /_explorer/emulator.pem, trusted through REQUESTS_CA_BUNDLE. The SDK
 	// does not verify certificates of localhost or 127.0.0.1 at all, so the
 	// server listens on 127.0.0.2, where it does.
-	python := mustPython(t, "azure.cosmos")
+	python := clienttest.Python(t, "azure.cosmos")
 	f := MustServerAt(t, "127.0.0.2")
 	bundle := MustCertFile(t, f)
 	type https struct {

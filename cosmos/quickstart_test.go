@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lapse-emulator/lapse/clienttest"
 	"github.com/lapse-emulator/lapse/cosmos"
 )
 
@@ -133,7 +134,7 @@ func TestQuickstartPython(t *testing.T) {
 	// filled in. It addresses the container by _self links, makes it
 	// without a partition key and queries it across partitions two items a
 	// page; the SDK does not check certificates of localhost.
-	python := mustPython(t, "azure.cosmos")
+	python := clienttest.Python(t, "azure.cosmos")
 	f := MustServer(t)
 	src, err := os.ReadFile(filepath.Join(quickstartDir, "python", "CosmosGetStarted.py"))
 	if err != nil {

@@ -3,7 +3,6 @@ package rabbitmq_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,52 +20,8 @@ import (
 // JavaScript and Python. Such a test skips when its program is missing,
 // except in CI (CI set), where it fails.
 
-// needProgram skips the test, or fails it in CI, because of why.
-func needProgram(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s; CI must not skip this test", why)
-	}
-	t.Skip(why)
-}
-
-// mustPython returns a Python interpreter that imports modules: $LAPSE_PYTHON
-// if set, else the first of python3 on PATH and Debian's /usr/bin/python3
-// that can (Debian's packages import only in Debian's interpreter).
-func mustPython(t *testing.T, modules ...string) string {
-	t.Helper()
-	check := "import " + strings.Join(modules, ", ")
-	candidates := []string{"/usr/bin/python3"}
-	if p, err := exec.LookPath("python3"); err == nil {
-		candidates = append([]string{p}, candidates...)
-	}
-	if p := os.Getenv("LAPSE_PYTHON"); p != "" {
-		candidates = []string{p}
-	}
-	for _, p := range candidates {
-		if exec.Command(p, "-c", check).Run() == nil {
-			return p
-		}
-	}
-	needProgram(t, fmt.Sprintf("no Python interpreter of %v can %q (Debian's python3-pika and python3-kombu)", candidates, check))
-	return ""
-}
-
 // jsDir holds package.json, its lock file and node_modules (npm ci).
 const jsDir = "jstest"
-
-// mustNode returns node, with amqplib installed in jstest/node_modules.
-func mustNode(t *testing.T) string {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(jsDir, "node_modules", "amqplib", "package.json"))
-	}
-	if err != nil {
-		needProgram(t, fmt.Sprintf("the JavaScript tests need node and rabbitmq/jstest/node_modules (npm ci --prefix rabbitmq/jstest): %v", err))
-	}
-	return node
-}
 
 // syncBuffer is a bytes.Buffer that a program's output goroutines write to
 // while the test reads it.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/lapse-emulator/lapse/clienttest"
 )
 
 // Debian's Python clients against the server: each scenario of
@@ -70,7 +71,7 @@ type pikaDelivery struct {
 // issue 13 (Python clients): pika's first steps, with the expiry rules they
 // meet.
 func TestPythonPika(t *testing.T) {
-	python := mustPython(t, "pika")
+	python := clienttest.Python(t, "pika")
 	for _, c := range []struct {
 		scenario string
 		want     any
@@ -108,7 +109,7 @@ func TestPythonPika(t *testing.T) {
 
 // issue 13 (Python clients): kombu's first steps on its py-amqp transport.
 func TestPythonKombu(t *testing.T) {
-	python := mustPython(t, "kombu", "amqp")
+	python := clienttest.Python(t, "kombu", "amqp")
 	for _, c := range []struct {
 		scenario string
 		want     any
@@ -156,7 +157,7 @@ type kombuRecovery struct {
 // RabbitMQ (run against a real one when LAPSE_DIFF_RABBITMQ_URL and
 // LAPSE_DIFF_RABBITMQ_MANAGEMENT_URL are set, as in CI).
 func TestPythonKombuRecoversFromManagementClose(t *testing.T) {
-	python := mustPython(t, "kombu", "amqp")
+	python := clienttest.Python(t, "kombu", "amqp")
 	want := kombuRecovery{Before: 1, ListedBefore: 1, DeleteStatus: 204, Closed: &struct {
 		Code int
 		Text string

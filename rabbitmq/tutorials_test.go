@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lapse-emulator/lapse/clienttest"
 )
 
 // RabbitMQ's official tutorials 1 ("Hello World!") and 2 ("Work Queues") in
@@ -26,18 +28,7 @@ const tutorialTimeout = 30 * time.Second
 // and returns the copy's path.
 func tutorialCopy(t *testing.T, dir, lang, file, old, addr string) string {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join("testdata", "tutorials", lang, file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(src), old) {
-		t.Fatalf("%s/%s does not connect to %s", lang, file, old)
-	}
-	dst := filepath.Join(dir, file)
-	if err := os.WriteFile(dst, []byte(strings.ReplaceAll(string(src), old, addr)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dst
+	return clienttest.Fill(t, filepath.Join("testdata", "tutorials", lang, file), dir, old, addr)
 }
 
 // tutorialRun is how a test starts one tutorial program with arguments.
@@ -147,7 +138,7 @@ func TestTutorialsGo(t *testing.T) {
 // issue 13: the JavaScript tutorials (amqplib, from jstest/node_modules),
 // with the broker's URL in place of amqp://localhost.
 func TestTutorialsJavaScript(t *testing.T) {
-	node := mustNode(t)
+	node := clienttest.Node(t, jsDir, "amqplib")
 	modules, err := filepath.Abs(filepath.Join(jsDir, "node_modules"))
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +164,7 @@ func TestTutorialsJavaScript(t *testing.T) {
 // issue 13: the Python tutorials (pika), with host="127.0.0.1", port=N in
 // place of host="localhost", run through testdata/python/pika_compat.py.
 func TestTutorialsPython(t *testing.T) {
-	python := mustPython(t, "pika")
+	python := clienttest.Python(t, "pika")
 	compat, err := filepath.Abs(filepath.Join("testdata", "python", "pika_compat.py"))
 	if err != nil {
 		t.Fatal(err)

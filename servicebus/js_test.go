@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	gosync "sync"
 	"testing"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/lapse-emulator/lapse/clienttest"
 	"github.com/lapse-emulator/lapse/servicebus"
 	"github.com/lapse-emulator/lapse/servicebus/atom"
 )
@@ -40,7 +39,7 @@ type jsScenario struct {
 }
 
 func TestJSClient_Scenarios(t *testing.T) {
-	node := mustJS(t)
+	node := clienttest.Node(t, jsDir, "@azure/service-bus")
 	type peekLock struct {
 		Body, MessageID, Color           string
 		SequenceNumber                   int64
@@ -199,24 +198,6 @@ func TestJSClient_Scenarios(t *testing.T) {
 			}
 		})
 	}
-}
-
-// mustJS returns node's path, when node and jstest/node_modules are there.
-// Without them the test skips, but fails under CI, which must run it.
-func mustJS(t *testing.T) string {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(jsDir, "node_modules", "@azure", "service-bus", "package.json"))
-	}
-	if err != nil {
-		msg := fmt.Sprintf("the JS SDK tests need node and servicebus/jstest/node_modules (run `npm ci --prefix servicebus/jstest`): %v", err)
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return node
 }
 
 // runJSScenario runs one scenario against a fresh server and returns the

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/lapse-emulator/lapse/clienttest"
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/servicebus"
 )
@@ -63,21 +64,12 @@ func runProgram(t *testing.T, timeout time.Duration, dir string, env []string, n
 // with node, @azure/service-bus coming from jstest's node_modules.
 func runJSQuickstart(t *testing.T, node, dir, file string, fill map[string]string, timeout time.Duration) string {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join(quickstartDir, dir, file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog := string(src)
+	var replace []string
 	for placeholder, v := range fill {
-		if !strings.Contains(prog, placeholder) {
-			t.Fatalf("%s has no placeholder %s", file, placeholder)
-		}
-		prog = strings.ReplaceAll(prog, placeholder, v)
+		replace = append(replace, placeholder, v)
 	}
 	tmp := t.TempDir()
-	if err := os.WriteFile(filepath.Join(tmp, file), []byte(prog), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	clienttest.Fill(t, filepath.Join(quickstartDir, dir, file), tmp, replace...)
 	modules, err := filepath.Abs(filepath.Join(jsDir, "node_modules"))
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +96,7 @@ func TestJSQueueQuickstart(t *testing.T) {
 	// subscribe completes each after the handler and stops its lock
 	// renewal, keyed by message-id ("Failed to stop auto lock renewal - no
 	// message ID" without one, and the messages stay locked).
-	node := mustJS(t)
+	node := clienttest.Node(t, jsDir, "@azure/service-bus")
 	var log syncBuffer
 	f := mustQuickstartServer(t, &log)
 	f.MustQueue("myqueue", nil)
@@ -128,7 +120,7 @@ func TestJSQueueQuickstart(t *testing.T) {
 
 func TestJSTopicQuickstart(t *testing.T) {
 	// issue 13.1: as TestJSQueueQuickstart, from a topic's subscription.
-	node := mustJS(t)
+	node := clienttest.Node(t, jsDir, "@azure/service-bus")
 	var log syncBuffer
 	f := mustQuickstartServer(t, &log)
 	f.MustTopic("mytopic", nil, "mysubscription")

@@ -24,6 +24,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus/admin"
 	goamqp "github.com/Azure/go-amqp"
 	"github.com/google/go-cmp/cmp"
+	"github.com/lapse-emulator/lapse/clienttest"
 	"github.com/lapse-emulator/lapse/dashboard"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -365,14 +366,14 @@ func presented(tb testing.TB, addr string) *x509.Certificate {
 // NODE_EXTRA_CA_CERTS: its AMQP and administration clients both reach the
 // AMQPS port.
 func TestJSServiceBusOverTLS(t *testing.T) {
-	node := mustNode(t)
+	node := clienttest.Node(t, sbJSDir, "@azure/service-bus")
 	m := MustStart(t)
 	_, port, _ := net.SplitHostPort(listenerAddr(t, m, "amqps"))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "testdata/js/servicebus_tls.cjs")
 	cmd.Env = append(os.Environ(),
-		"NODE_PATH="+sbJSModules,
+		"NODE_PATH="+filepath.Join(sbJSDir, "node_modules"),
 		"NODE_EXTRA_CA_CERTS="+MustCertFile(t, m),
 		"SERVICEBUS_CONNECTION_STRING="+sbKeyConnString("localhost:"+port))
 	out, err := cmd.Output()
@@ -390,7 +391,7 @@ func TestJSServiceBusOverTLS(t *testing.T) {
 		ActiveAfterComplete int
 	}
 	var got result
-	if err := json.Unmarshal(lastLine(out), &got); err != nil {
+	if err := json.Unmarshal(clienttest.LastLine(out), &got); err != nil {
 		t.Fatalf("%s: %v", out, err)
 	}
 	// issue 13.1 and 13.2 as JS sees them: a message-id of lapse's, and
@@ -401,24 +402,6 @@ func TestJSServiceBusOverTLS(t *testing.T) {
 	}
 }
 
-// sbJSModules is the node_modules folder of the Service Bus JS tests,
-// whose @azure/service-bus the TLS test uses.
-const sbJSModules = "../../servicebus/jstest/node_modules"
-
-// mustNode returns node's path when node and sbJSModules are there. Without
-// them the test skips, but fails under CI, which installs them.
-func mustNode(t *testing.T) string {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(sbJSModules, "@azure", "service-bus", "package.json"))
-	}
-	if err != nil {
-		msg := "the JS TLS test needs node and servicebus/jstest/node_modules (npm ci --prefix servicebus/jstest): " + err.Error()
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return node
-}
+// sbJSDir is the npm folder of the Service Bus JS tests, whose
+// @azure/service-bus the TLS test uses.
+const sbJSDir = "../../servicebus/jstest"

@@ -14,51 +14,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lapse-emulator/lapse/clienttest"
 )
 
 // pythonDir holds the Python scripts the tests run.
 const pythonDir = "testdata/python"
-
-// mustPython returns a Python interpreter that imports every module of
-// modules: $LAPSE_PYTHON when set, else the first of python3 on PATH and
-// Debian's /usr/bin/python3 that does (Debian's python3-* packages import
-// only in Debian's interpreter). Without one the test skips, but fails
-// under CI, whose .ci/run installs them.
-func mustPython(tb testing.TB, modules ...string) string {
-	tb.Helper()
-	candidates := []string{"python3", "/usr/bin/python3"}
-	if p := os.Getenv("LAPSE_PYTHON"); p != "" {
-		candidates = []string{p}
-	}
-	check := "import " + strings.Join(modules, ", ")
-	var errs []string
-	for _, c := range candidates {
-		path, err := exec.LookPath(c)
-		if err == nil {
-			var out []byte
-			if out, err = exec.Command(path, "-c", check).CombinedOutput(); err == nil {
-				return path
-			}
-			err = fmt.Errorf("%v: %s", err, bytes.TrimSpace(lastLine(out)))
-		}
-		errs = append(errs, c+": "+err.Error())
-	}
-	msg := fmt.Sprintf("the Python client tests need a python3 that can %q (Debian's python3-azure, python3-azure-cosmos, python3-pika, python3-kombu): %s",
-		check, strings.Join(errs, "; "))
-	if os.Getenv("CI") != "" {
-		tb.Fatal(msg)
-	}
-	tb.Skip(msg)
-	return ""
-}
-
-func lastLine(b []byte) []byte {
-	b = bytes.TrimSpace(b)
-	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-		return b[i+1:]
-	}
-	return b
-}
 
 // runPython runs script (in pythonDir) with args and the extra
 // environment env, and returns the one JSON line it printed.
@@ -75,7 +36,7 @@ func runPython(tb testing.TB, python, script string, env []string, args ...strin
 	if err := cmd.Run(); err != nil {
 		tb.Fatalf("python3 %s %s: %v (%v)\nstdout: %s\nstderr: %s", script, strings.Join(args, " "), err, ctx.Err(), stdout.Bytes(), stderr.Bytes())
 	}
-	line := lastLine(stdout.Bytes())
+	line := clienttest.LastLine(stdout.Bytes())
 	if !json.Valid(line) {
 		tb.Fatalf("python3 %s %s printed %q, want a JSON line\nstderr: %s", script, strings.Join(args, " "), stdout.Bytes(), stderr.Bytes())
 	}

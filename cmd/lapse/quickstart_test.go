@@ -12,34 +12,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/lapse-emulator/lapse/clienttest"
 )
 
 // quickstartDir holds tutorials' programs as they give them, but for the
 // placeholders a test replaces.
 const quickstartDir = "testdata/quickstart"
-
-// MustQuickstart copies a quickstart program to a temporary folder with its
-// placeholders replaced (old, new pairs, each of which must be there) and
-// returns the copy's path.
-func MustQuickstart(tb testing.TB, name string, replace ...string) string {
-	tb.Helper()
-	b, err := os.ReadFile(filepath.Join(quickstartDir, name))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	src := string(b)
-	for i := 0; i+1 < len(replace); i += 2 {
-		if !strings.Contains(src, replace[i]) {
-			tb.Fatalf("%s has no %q to replace", name, replace[i])
-		}
-		src = strings.ReplaceAll(src, replace[i], replace[i+1])
-	}
-	path := filepath.Join(tb.TempDir(), name)
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	return path
-}
 
 // runUntil runs cmd and returns the lines it printed on stdout once it
 // exits or, for a program that never ends (a receive loop), once it has
@@ -135,11 +113,11 @@ func pyQuote(s string) string {
 // the connection string and the queue's name: azure-servicebus 7.8.2 sends
 // 16 messages over AMQPS and receives them in order.
 func TestQuickstartServiceBusQueuesPython(t *testing.T) {
-	python := mustPython(t, "azure.servicebus", "uamqp")
+	python := clienttest.Python(t, "azure.servicebus", "uamqp")
 	m, ip := MustStartOnLoopback(t)
 	MustSBAdmin(t, m).CreateQueue(sbContext(t), "quickstart", nil)
 	env := MustTrustInPython(t, python, MustCertFile(t, m))
-	prog := MustQuickstart(t, "servicebus_queues.py",
+	prog := clienttest.Fill(t, filepath.Join(quickstartDir, "servicebus_queues.py"), t.TempDir(),
 		"<NAMESPACE CONNECTION STRING>", sbKeyConnString(ip+":5671"),
 		"<QUEUE NAME>", "quickstart")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/lapse-emulator/lapse/clienttest"
 )
 
 // Debian's azure-servicebus 7.8.2 (on uamqp, no emulator support) against
@@ -17,7 +18,7 @@ import (
 // want's type, compared with want.
 func runSBPython[T any](t *testing.T, scenario string, want T) {
 	t.Helper()
-	python := mustPython(t, "azure.servicebus", "uamqp")
+	python := clienttest.Python(t, "azure.servicebus", "uamqp")
 	m, ip := MustStartOnLoopback(t, "--clock", "frozen")
 	cert := MustCertFile(t, m)
 	env := []string{

@@ -1,0 +1,107 @@
+// Package clienttest finds the outside client programs that lapse's tests
+// drive it with (Debian's python3 with its client packages, node with an
+// npm folder's packages) and prepares their programs. A test whose program
+// is missing skips, except under CI (the CI environment variable set),
+// where .ci/run installs every one and the test fails instead.
+//
+// It imports nothing of lapse's; the test files of every front-end and of
+// cmd/lapse import it.
+package clienttest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Need skips the test because of why, or fails it under CI, which must
+// run it.
+func Need(tb testing.TB, why string) {
+	tb.Helper()
+	if os.Getenv("CI") != "" {
+		tb.Fatalf("%s; CI must not skip this test", why)
+	}
+	tb.Skip(why)
+}
+
+// Python returns a Python interpreter that imports every module of
+// modules: $LAPSE_PYTHON when set, else the first of python3 on PATH and
+// Debian's /usr/bin/python3 that does. Debian's python3-* packages import
+// only in Debian's interpreter, which need not be the first on PATH.
+func Python(tb testing.TB, modules ...string) string {
+	tb.Helper()
+	candidates := []string{"python3", "/usr/bin/python3"}
+	if p := os.Getenv("LAPSE_PYTHON"); p != "" {
+		candidates = []string{p}
+	}
+	check := "import " + strings.Join(modules, ", ")
+	var tried []string
+	for _, c := range candidates {
+		path, err := exec.LookPath(c)
+		if err == nil {
+			var out []byte
+			if out, err = exec.Command(path, "-c", check).CombinedOutput(); err == nil {
+				return path
+			}
+			err = fmt.Errorf("%v: %s", err, LastLine(out))
+		}
+		tried = append(tried, c+": "+err.Error())
+	}
+	Need(tb, fmt.Sprintf("no python3 can %q (Debian's python3-azure, python3-azure-cosmos, python3-pika, python3-kombu; or set LAPSE_PYTHON): %s",
+		check, strings.Join(tried, "; ")))
+	return ""
+}
+
+// Node returns node's path when node is installed and every package of
+// pkgs is in the npm folder dir's node_modules (npm ci --prefix dir).
+func Node(tb testing.TB, dir string, pkgs ...string) string {
+	tb.Helper()
+	node, err := exec.LookPath("node")
+	for _, p := range pkgs {
+		if err == nil {
+			_, err = os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(p), "package.json"))
+		}
+	}
+	if err != nil {
+		Need(tb, fmt.Sprintf("this test needs node and %s in %s/node_modules (npm ci --prefix %s): %v",
+			strings.Join(pkgs, ", "), filepath.ToSlash(dir), filepath.ToSlash(dir), err))
+	}
+	return node
+}
+
+// Fill copies the program at path into the folder dir with each
+// placeholder replaced (old, new pairs; each must be there) and returns
+// the copy's path, of the same base name. It is how a tutorial's program
+// runs unchanged but for its connection string.
+func Fill(tb testing.TB, path, dir string, replace ...string) string {
+	tb.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	src := string(b)
+	for i := 0; i+1 < len(replace); i += 2 {
+		if !strings.Contains(src, replace[i]) {
+			tb.Fatalf("%s has no %q to replace", path, replace[i])
+		}
+		src = strings.ReplaceAll(src, replace[i], replace[i+1])
+	}
+	out := filepath.Join(dir, filepath.Base(path))
+	if err := os.WriteFile(out, []byte(src), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// LastLine is the last line of out, without surrounding space.
+func LastLine(out []byte) []byte {
+	out = bytes.TrimSpace(out)
+	if i := bytes.LastIndexByte(out, '\n'); i >= 0 {
+		return out[i+1:]
+	}
+	return out
+}
