@@ -41,7 +41,7 @@ func (s *Server) Query(ctx context.Context, name, text string, max int) ([]json.
 	}
 	rows := []json.RawMessage{}
 	qr := &queryRequest{text: text, params: query.Params{}, q: q}
-	err = s.run(qr, docs, func(row []byte) bool {
+	err = s.run(qr, ct, docs, func(row []byte) bool {
 		rows = append(rows, row)
 		return len(rows) < max && ctx.Err() == nil
 	})

@@ -94,7 +94,11 @@ func (s *Server) checkDoc(ct *container, o *query.Object, header partitionKey, p
 // item's _rid (rid, or a new one).
 func (s *Server) prepare(ct *container, d *doc, rid string, now time.Time) (core.Item, string, error) {
 	if rid == "" {
-		rid = ridText(s.etags.nextRID(ct.meta.RID))
+		b, err := s.nextItemRID(ct, now)
+		if err != nil {
+			return core.Item{}, "", err
+		}
+		rid = ridText(b)
 	}
 	etag := s.etags.next()
 	self := "dbs/" + ridText(ct.meta.RID[:4]) + "/colls/" + ct.rid() + "/docs/" + rid + "/"

@@ -168,6 +168,13 @@ func TestJSClient_Scenarios(t *testing.T) {
 		Filtered, OrderBy []string
 		Count             []int
 	}
+	type fullTextSearch struct {
+		Contains, ContainsAny, Rank, RRF []string
+		Policy                           struct {
+			DefaultLanguage string
+			FullTextPaths   []struct{ Path, Language string }
+		}
+	}
 	type readAll struct {
 		PageSizes      []int
 		IDs            []string
@@ -306,6 +313,16 @@ func TestJSClient_Scenarios(t *testing.T) {
 			OrderBy:  []string{"i11", "i10", "i09", "i08", "i07", "i06", "i05", "i04", "i03", "i02", "i01", "i00"},
 			Count:    []int{12},
 		}},
+		// issue 13.12: full-text search through @azure/cosmos, across
+		// partitions: t1 has "mountain" twice and a bicycle; t0 alone has
+		// both "red" and "bicycle".
+		{name: "full-text-search", want: func() fullTextSearch {
+			w := fullTextSearch{Contains: []string{"t0", "t1"}, ContainsAny: []string{"t2", "t3"},
+				Rank: []string{"t1", "t0"}, RRF: []string{"t0"}}
+			w.Policy.DefaultLanguage = "en-US"
+			w.Policy.FullTextPaths = []struct{ Path, Language string }{{"/text", "en-US"}}
+			return w
+		}()},
 		{name: "read-all", want: readAll{
 			PageSizes:      []int{5, 5, 2},
 			IDs:            []string{"i00", "i01", "i02", "i03", "i04", "i05", "i06", "i07", "i08", "i09", "i10", "i11"},

@@ -74,8 +74,13 @@ func readQuery(c *gin.Context) (*queryRequest, error) {
 }
 
 // run runs the request's query over docs (encoded JSON documents, in order)
-// and calls emit with each result row, encoded, until emit returns false.
-func (s *Server) run(qr *queryRequest, docs [][]byte, emit func(row []byte) bool) error {
+// of container ct (nil for other resources) and calls emit with each
+// result row, encoded, until emit returns false.
+func (s *Server) run(qr *queryRequest, ct *container, docs [][]byte, emit func(row []byte) bool) error {
+	opts, err := s.queryOptions(ct, qr.q)
+	if err != nil {
+		return err
+	}
 	var (
 		decodeErr error
 		last      any // the document yielded last, and its text
@@ -96,7 +101,7 @@ func (s *Server) run(qr *queryRequest, docs [][]byte, emit func(row []byte) bool
 	}
 	whole := qr.q.WholeDocuments()
 	var buf []byte
-	err := qr.q.Run(src, qr.params, query.Options{Now: s.now()}, func(row any) bool {
+	err = qr.q.Run(src, qr.params, opts, func(row any) bool {
 		if whole && row == last {
 			// The row is the stored document: send its stored text.
 			return emit(lastRaw)
@@ -119,7 +124,7 @@ func (s *Server) queryResources(c *gin.Context, rid, field string, docs [][]byte
 		return
 	}
 	var rows [][]byte
-	if err := s.run(qr, docs, func(row []byte) bool { rows = append(rows, row); return true }); err != nil {
+	if err := s.run(qr, nil, docs, func(row []byte) bool { rows = append(rows, row); return true }); err != nil {
 		s.writeError(c, err)
 		return
 	}
@@ -326,7 +331,7 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 				break
 			}
 		}
-	} else if err := s.run(qr, docs, take); err != nil {
+	} else if err := s.run(qr, ct, docs, take); err != nil {
 		s.writeError(c, err)
 		return
 	}

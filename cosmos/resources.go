@@ -175,14 +175,6 @@ func (e *etagSource) next() string {
 		binary.BigEndian.Uint16(p[6:8]), n&0xffffffffffff)
 }
 
-// nextRID returns a new item _rid under a container's: 8 more bytes.
-func (e *etagSource) nextRID(coll []byte) []byte {
-	b := make([]byte, len(coll)+8)
-	copy(b, coll)
-	binary.LittleEndian.PutUint64(b[len(coll):], e.n.Add(1)|1<<62)
-	return b
-}
-
 // systemProps are the properties the service adds to every resource; a
 // client's values for them are replaced.
 var systemProps = []string{"_rid", "_self", "_etag", "_attachments", "_ts"}

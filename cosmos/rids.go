@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/lapse-emulator/lapse/core"
 )
@@ -123,4 +125,51 @@ func (x *ridIndex) find(s *Server, rid []byte, kind, parent string) (string, boo
 func (s *Server) hasRID(name, kind string, rid []byte) bool {
 	r, err := s.lookup(core.EntityKey{Protocol: core.Cosmos, Name: name}, kind)
 	return err == nil && bytes.Equal(r.meta.RID, rid)
+}
+
+// docNumbers numbers each container's items as the service does: an item's
+// _rid is its container's followed by 8 bytes, a little-endian number whose
+// top 4 bits are 0 for a document (8 a stored procedure, 7 a trigger, 6 a
+// function, 4 a conflict), counting 1, 2, 3... (DocumentId reads it back).
+// A container's count starts, at its first new item of a run, after the
+// highest document number its stored items carry, so that numbers are not
+// given twice across restarts. Items stored before lapse numbered them so
+// carry the conflict mark (bit 62) and keep it: their numbers never meet
+// the new ones.
+type docNumbers struct {
+	mu   sync.Mutex
+	last map[string]uint64 // by container _rid text
+}
+
+// nextItemRID returns the _rid of a new item of ct.
+func (s *Server) nextItemRID(ct *container, now time.Time) ([]byte, error) {
+	d := &s.docNums
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	coll := ct.meta.RID
+	key := ridText(coll)
+	n, ok := d.last[key]
+	if !ok {
+		err := s.cfg.Engine.Scan(now, ct.key, 0, func(it *core.Item) bool {
+			_, rid := splitMeta(it.Meta)
+			if b, ok := parseRID(rid, len(coll)+8); ok {
+				if v := binary.LittleEndian.Uint64(b[len(coll):]); v>>60 == 0 && v > n {
+					n = v
+				}
+			}
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+		if d.last == nil {
+			d.last = map[string]uint64{}
+		}
+	}
+	n++
+	d.last[key] = n
+	b := make([]byte, len(coll)+8)
+	copy(b, coll)
+	binary.LittleEndian.PutUint64(b[len(coll):], n)
+	return b, nil
 }

@@ -59,6 +59,7 @@ type Server struct {
 	etags   etagSource
 	metas   metaCache
 	rids    ridIndex
+	docNums docNumbers
 	account accountSettings
 }
 

@@ -388,6 +388,28 @@ const scenarios = {
     };
   },
 
+  // Full-text search on a container with a full-text policy and index:
+  // FullTextContains across partitions, ORDER BY RANK FullTextScore (most
+  // relevant first) and RRF, and the policy read back.
+  async "full-text-search"(client) {
+    const fullTextPolicy = { defaultLanguage: "en-US", fullTextPaths: [{ path: "/text", language: "en-US" }] };
+    const c = await pkContainer(client, {
+      fullTextPolicy,
+      indexingPolicy: { includedPaths: [{ path: "/*" }], fullTextIndexes: [{ path: "/text" }] },
+    });
+    const texts = ["a red bicycle", "mountain bicycles for mountain trails", "a blue skateboard", "red shoes"];
+    for (const [i, text] of texts.entries()) await c.items.create({ id: `t${i}`, pk: `p${i % 2}`, text });
+    const all = async (q) => (await c.items.query(q).fetchAll()).resources;
+    const { resource } = await c.read();
+    return {
+      contains: sorted(ids(await all('SELECT c.id FROM c WHERE FullTextContains(c.text, "bicycle")'))),
+      containsAny: sorted(ids(await all('SELECT c.id FROM c WHERE FullTextContainsAny(c.text, "skateboard", "shoe")'))),
+      rank: ids(await all('SELECT TOP 2 c.id FROM c ORDER BY RANK FullTextScore(c.text, "mountain", "bicycle")')),
+      rrf: ids(await all('SELECT TOP 1 c.id FROM c ORDER BY RANK RRF(FullTextScore(c.text, "red"), FullTextScore(c.text, "bicycle"))')),
+      policy: resource.fullTextPolicy,
+    };
+  },
+
   // readAll (the SDK sends it as the query SELECT * from c), paged.
   async "read-all"(client) {
     const c = await pkContainer(client);

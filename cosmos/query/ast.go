@@ -107,7 +107,8 @@ type callExpr struct {
 	name string
 	fn   *function
 	args []expr
-	span
+	span     // the name
+	end  int // the end of the closing parenthesis
 }
 
 // aggKind is an aggregate function.
@@ -187,6 +188,7 @@ type Query struct {
 	where     expr
 	groupBy   []expr
 	orderBy   []orderItem
+	rank      *rankClause // ORDER BY RANK, instead of orderBy
 	offset    *countSpec
 	limit     *countSpec
 	hasFrom   bool

@@ -26,9 +26,11 @@ func (s *scope) resolve(name string) (depth, slot int, ok bool) {
 
 // binder resolves identifiers, functions and aggregates of a parsed query.
 type binder struct {
-	aggs   *[]*aggExpr // where the current select list's aggregates go; nil outside it
-	inAgg  bool        // inside an aggregate's argument
-	clause string      // the clause being bound, for messages
+	aggs   *[]*aggExpr  // where the current select list's aggregates go; nil outside it
+	inAgg  bool         // inside an aggregate's argument
+	clause string       // the clause being bound, for messages
+	inRank bool         // binding a score of ORDER BY RANK
+	from   []fromSource // the FROM sources of the query being bound
 }
 
 // bindTop binds the top-level query: its first FROM source starts at the
@@ -61,7 +63,7 @@ func bindQuery(q *Query, outer *scope, containerScoped bool) error {
 		sc.aliases = append(sc.aliases, src.alias)
 	}
 	q.nslots = len(q.from)
-	b := &binder{clause: "WHERE"}
+	b := &binder{clause: "WHERE", from: q.from}
 	var err error
 	if q.where != nil {
 		if q.where, err = b.bind(q.where, sc); err != nil {
@@ -77,6 +79,11 @@ func bindQuery(q *Query, outer *scope, containerScoped bool) error {
 	b.clause = "ORDER BY"
 	for i := range q.orderBy {
 		if q.orderBy[i].x, err = b.bind(q.orderBy[i].x, sc); err != nil {
+			return err
+		}
+	}
+	if q.rank != nil {
+		if err := b.bindRank(q, sc); err != nil {
 			return err
 		}
 	}
@@ -283,6 +290,16 @@ func (b *binder) bindCall(c *callExpr, sc *scope) (expr, error) {
 		a := &aggExpr{kind: kind, arg: arg, idx: len(*b.aggs)}
 		*b.aggs = append(*b.aggs, a)
 		return a, nil
+	}
+	switch strings.ToUpper(c.name) {
+	case "FULLTEXTCONTAINS", "FULLTEXTCONTAINSALL", "FULLTEXTCONTAINSANY", "FULLTEXTSCORE":
+		return b.bindFullText(c, sc)
+	case "RRF":
+		// RRF is only ORDER BY RANK's own call (bindRank): elsewhere the
+		// service knows no such function, once its arguments are checked.
+		if err := b.bindList(c.args, sc); err != nil {
+			return nil, err
+		}
 	}
 	fn := lookupFunction(c.name)
 	if fn == nil {

@@ -2,7 +2,7 @@ package query
 
 // Features lists what in q needs all of a container's documents at once:
 // "Top", "OrderBy", "OffsetAndLimit", "Aggregate", "GroupBy", "Distinct",
-// in that order. The service's gateway cannot run such a query across
+// "HybridSearch" (ORDER BY RANK), in that order. The service's gateway cannot run such a query across
 // partitions and asks the client to run it (an SDK's query pipeline); a
 // query without them it serves partition by partition.
 func (q *Query) Features() []string {
@@ -25,6 +25,9 @@ func (q *Query) Features() []string {
 	if q.distinct {
 		out = append(out, "Distinct")
 	}
+	if q.rank != nil {
+		out = append(out, "HybridSearch")
+	}
 	return out
 }
 
@@ -35,7 +38,7 @@ func (q *Query) Features() []string {
 // with no JOIN, ORDER BY, GROUP BY, DISTINCT or aggregate. TOP and OFFSET
 // LIMIT only keep fewer of them.
 func (q *Query) WholeDocuments() bool {
-	if !q.star || q.value != nil || len(q.from) != 1 || q.distinct || len(q.orderBy) > 0 ||
+	if !q.star || q.value != nil || len(q.from) != 1 || q.distinct || len(q.orderBy) > 0 || q.rank != nil ||
 		len(q.groupBy) > 0 || len(q.aggs) > 0 || q.aggregate {
 		return false
 	}
@@ -79,4 +82,19 @@ func (q *Query) OnlyEqualities(params Params) bool {
 		return false
 	}
 	return only(q.where)
+}
+
+// NeedsCorpus reports whether a run of q reads every document of the
+// container besides those in its scope: FullTextScore weighs each
+// document against the statistics of all of them (Options.Corpus).
+func (q *Query) NeedsCorpus() bool {
+	if q.rank == nil {
+		return false
+	}
+	for _, p := range q.rank.parts {
+		if _, ok := p.x.(*fullTextExpr); ok {
+			return true
+		}
+	}
+	return false
 }

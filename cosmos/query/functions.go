@@ -45,7 +45,7 @@ func lookupFunction(name string) *function {
 // upper-case name. The aggregates (COUNT, SUM, AVG, MIN, MAX) are not
 // here: the binder handles them.
 var builtins = mergeTables(typeFunctions, stringFunctions, arrayFunctions, arraySetFunctions, mathFunctions,
-	dateFunctions, dateTimeFunctions, itemFunctions, spatialFunctions, vectorFunctions)
+	dateFunctions, dateTimeFunctions, itemFunctions, spatialFunctions, vectorFunctions, regexFunctions)
 
 // mergeTables joins the per-group tables into one.
 func mergeTables(tables ...map[string]*function) map[string]*function {

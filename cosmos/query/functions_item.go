@@ -11,8 +11,9 @@ import (
 var itemFunctions = map[string]*function{
 	// DOCUMENTID(root) is the item's number within its physical partition:
 	// the last 8 bytes of its _rid, little-endian (the reference example's
-	// _rid "36ZyAPW+uN8NAAAAAAAAAA==" is document 13). lapse marks its
-	// item ids with bit 62, which the number leaves out.
+	// _rid "36ZyAPW+uN8NAAAAAAAAAA==" is document 13). Items that lapse
+	// stored before it numbered them so carry bit 62, which the number
+	// leaves out.
 	"DOCUMENTID": fn(1, 1, func(_ *env, a []any) any {
 		o, ok := a[0].(*Object)
 		if !ok {

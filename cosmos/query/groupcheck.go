@@ -73,6 +73,8 @@ func ungrouped(x expr, groupBy []expr) expr {
 		kids = v.elems
 	case *callExpr:
 		kids = v.args
+	case *fullTextExpr:
+		kids = append([]expr{v.text}, v.search...)
 	}
 	for _, k := range kids {
 		if bad := ungrouped(k, groupBy); bad != nil {

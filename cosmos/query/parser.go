@@ -170,10 +170,18 @@ func (p *parser) query(sub bool) (*Query, error) {
 		q.groupBy = list
 	}
 	if p.acceptKw(kwOrder) {
+		start := p.toks[p.i-1].start
 		if err := p.expectKw(kwBy); err != nil {
 			return nil, err
 		}
-		for {
+		if p.isRank() {
+			rc, err := p.rankClause(start)
+			if err != nil {
+				return nil, err
+			}
+			q.rank = rc
+		}
+		for q.rank == nil {
 			x, err := p.expr()
 			if err != nil {
 				return nil, err

@@ -354,7 +354,7 @@ func (p *parser) identPrimary(t token) (expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &callExpr{name: "udf." + n.str, args: args, span: span{t.start, n.end}}, nil
+		return &callExpr{name: "udf." + n.str, args: args, span: span{t.start, n.end}, end: p.toks[p.i-1].end}, nil
 	case kwLeft, kwRight, kwNone:
 		p.advance()
 		if p.isOp("(") {
@@ -362,7 +362,7 @@ func (p *parser) identPrimary(t token) (expr, error) {
 			if err != nil {
 				return nil, err
 			}
-			return &callExpr{name: t.str, args: args, span: span{t.start, t.end}}, nil
+			return &callExpr{name: t.str, args: args, span: span{t.start, t.end}, end: p.toks[p.i-1].end}, nil
 		}
 		if t.kw != kwNone {
 			p.i--

@@ -17,6 +17,15 @@ type Options struct {
 	// GetCurrentTicks report (the same for every row, as the service's
 	// *Static variants do).
 	Now time.Time
+	// Corpus yields every document of the container, for the statistics
+	// of FullTextScore (BM25 weighs a document against all of them, not
+	// only against those the query reads). nil: the documents of the run.
+	Corpus func(yield func(doc any) bool)
+	// Languages are the languages of the container's full-text paths
+	// ("/text" to "en-US"), DefaultLanguage that of any other text; both
+	// empty: English.
+	Languages       map[string]string
+	DefaultLanguage string
 }
 
 // runState is what every expression of one run shares.
@@ -26,6 +35,12 @@ type runState struct {
 	rng    *rand.Rand
 
 	regexps map[string]*regexp.Regexp // RegexMatch patterns compiled so far
+
+	top             *Query // the top-level query
+	corpus          func(yield func(any) bool)
+	languages       map[string]string
+	defaultLanguage string
+	corpusStats     map[*fullTextExpr]*corpusStats // FullTextScore statistics gathered so far
 }
 
 // Run evaluates q over the documents src yields (each a decoded root
@@ -35,14 +50,23 @@ type runState struct {
 // GROUP BY, DISTINCT-after-sort or aggregates stream: rows are emitted as
 // documents are read, and reading stops when emit returns false or TOP or
 // LIMIT is reached. Emitted values may share memory with the documents;
-// callers must not modify them. The only errors are *Error: an unknown
-// parameter, or a TOP, OFFSET or LIMIT parameter that is not a non-negative
-// integer.
+// callers must not modify them. A query with FullTextScore reads
+// opts.Corpus (else src a second time) for its statistics. The only errors
+// are *Error: an unknown parameter, or a TOP, OFFSET or LIMIT parameter
+// that is not a non-negative integer.
 func (q *Query) Run(src func(yield func(doc any) bool), params Params, opts Options, emit func(row any) bool) error {
 	rs := &runState{
 		params: make([]any, len(q.params)),
 		now:    opts.Now.UTC(),
 		rng:    rand.New(rand.NewPCG(uint64(opts.Now.UnixNano()), 0x636f736d6f73)),
+
+		top:             q,
+		corpus:          opts.Corpus,
+		languages:       opts.Languages,
+		defaultLanguage: opts.DefaultLanguage,
+	}
+	if rs.corpus == nil {
+		rs.corpus = src
 	}
 	for i, name := range q.params {
 		v, ok := params[name]
@@ -116,6 +140,8 @@ func (rs *runState) exec(q *Query, outer *env, docs func(yield func(any) bool), 
 	switch {
 	case q.aggregate:
 		stage = newGrouper(q, out)
+	case q.rank != nil:
+		stage = &ranker{q: q, out: out}
 	case len(q.orderBy) > 0:
 		stage = &sorter{q: q, out: out}
 	default:
