@@ -22,11 +22,29 @@ type timer struct {
 	ent  *entity // for idle and chain timers
 }
 
-// heapEntry keeps the due time next to the pointer so that comparisons do
-// not touch the timer itself.
+// heapEntry keeps the due time, and the item's sequence number that breaks
+// ties, next to the pointer so that comparisons do not touch the timer
+// itself. Timers due at the same instant fire in sequence order: two
+// messages scheduled for the same time are enqueued, and handed to a
+// waiting receiver, in the order they were sent (SB-4).
 type heapEntry struct {
-	at int64
-	t  *timer
+	at  int64
+	seq uint64
+	t   *timer
+}
+
+// before says whether a fires before b.
+func (a heapEntry) before(b heapEntry) bool {
+	return a.at < b.at || a.at == b.at && a.seq < b.seq
+}
+
+// entryOf is t's heap entry at time at.
+func entryOf(t *timer, at int64) heapEntry {
+	e := heapEntry{at: at, t: t}
+	if t.it != nil {
+		e.seq = t.it.Seq
+	}
+	return e
 }
 
 // timerHeap is a 4-ary min-heap of timers by due time: O(log n) push, pop,
@@ -42,7 +60,7 @@ func (h timerHeap) min() (*timer, bool) {
 
 func (h *timerHeap) push(t *timer) {
 	t.idx = len(*h)
-	*h = append(*h, heapEntry{at: t.at, t: t})
+	*h = append(*h, entryOf(t, t.at))
 	h.up(t.idx)
 }
 
@@ -70,7 +88,7 @@ func (h *timerHeap) remove(t *timer) {
 func (h *timerHeap) set(t *timer, at int64) {
 	t.at = at
 	if t.idx >= 0 && t.idx < len(*h) && (*h)[t.idx].t == t {
-		(*h)[t.idx].at = at
+		(*h)[t.idx] = entryOf(t, at)
 		if !h.down(t.idx) {
 			h.up(t.idx)
 		}
@@ -88,7 +106,7 @@ func (h timerHeap) swap(i, j int) {
 func (h timerHeap) up(i int) {
 	for i > 0 {
 		p := (i - 1) / 4
-		if h[p].at <= h[i].at {
+		if !h[i].before(h[p]) {
 			return
 		}
 		h.swap(i, p)
@@ -107,11 +125,11 @@ func (h timerHeap) down(i int) bool {
 		}
 		m := c
 		for k := c + 1; k < c+4 && k < n; k++ {
-			if h[k].at < h[m].at {
+			if h[k].before(h[m]) {
 				m = k
 			}
 		}
-		if h[i].at <= h[m].at {
+		if !h[m].before(h[i]) {
 			break
 		}
 		h.swap(i, m)
