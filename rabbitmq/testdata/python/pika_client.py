@@ -77,6 +77,9 @@ def x_death_order():
                                                "x-dead-letter-routing-key": "pika.dead2"})
     ch.queue_declare("pika.first", arguments={"x-message-ttl": 1000, "x-dead-letter-exchange": "",
                                               "x-dead-letter-routing-key": "pika.second"})
+    # Confirmed, so that the publish is in the queue before the clock moves
+    # (the advance goes over HTTP and could overtake it).
+    ch.confirm_delivery()
     ch.basic_publish("", "pika.first", b"m1", pika.BasicProperties(expiration="1000"))
     advance("1s")
     advance("1s")
