@@ -462,7 +462,7 @@ func (e *Engine) ScanGroup(now time.Time, k EntityKey, group string, fn func(*It
 	if err != nil {
 		return err
 	}
-	g := ent.groups[group]
+	g := ent.groupQueue(group)
 	if g == nil {
 		return nil
 	}
