@@ -491,3 +491,36 @@ func TestIdleDeletionCountsSessionReceivesAndDropsSessions_SS5(t *testing.T) {
 		t.Errorf("the state of an entity deleted idle came back: %q", st)
 	}
 }
+
+// rule: SS-3
+// A message dead-lettered by its session's holder has left the session:
+// renewing or releasing the session later does not touch it, wherever it
+// went (here it is received, locked, from the dead-letter entity).
+func TestSessionLeavesItsDeadLettersAlone_SS3(t *testing.T) {
+	f := MustFixture(t)
+	q := f.MustCreate("q", sessionPolicy(time.Hour))
+	dlq := f.MustCreate("dlq", core.Policy{})
+	f.e.Register("test", core.ProtocolHooks{DeadLetter: func(tx *core.Tx, from *core.Entity, it core.Item, why core.DeadLetterReason) {
+		tx.Enqueue(dlq, it)
+	}})
+	a1 := f.MustEnqueue(q, inSession("A", "a1"))
+	f.MustEnqueue(q, inSession("A", "a2"))
+	f.MustAccept(q, "A", "h1", time.Minute)
+	f.receiveAll(q, "A", "h1")
+	if _, err := f.e.DeadLetterHeld(f.now(), q, "A", "h1", a1.Seq, core.DeadLetterReason{Code: "bad"}); err != nil {
+		t.Fatal(err)
+	}
+	dead, ok := f.MustReceive(dlq, time.Hour)
+	if !ok || string(dead.Body) != "a1" {
+		t.Fatalf("dead letter: %+v", dead)
+	}
+	f.e.RenewSession(f.now(), q, "A", "h1", f.now().Add(2*time.Minute))
+	if err := f.e.ReleaseSession(f.now(), q, "A", "h1"); err != nil {
+		t.Fatal(err)
+	}
+	in, _ := f.e.Info(f.now(), dlq)
+	items, _ := f.e.Items(f.now(), dlq, 0)
+	if in.Counts.Locked != 1 || len(items) != 1 || !items[0].LockedUntil.Equal(t0.Add(time.Hour)) || items[0].DeliveryCount != 2 {
+		t.Errorf("the dead letter after its session was renewed and released: %+v, counts %+v", items, in.Counts)
+	}
+}
