@@ -524,3 +524,38 @@ func TestSessionLeavesItsDeadLettersAlone_SS3(t *testing.T) {
 		t.Errorf("the dead letter after its session was renewed and released: %+v, counts %+v", items, in.Counts)
 	}
 }
+
+// rule: SS-4
+// Purge removes the messages of every session and keeps their states; a
+// reset drops the sessions, states too, as deleting the entity does.
+func TestPurgeAndResetOfSessions_SS4(t *testing.T) {
+	f := MustFixture(t)
+	q := f.MustCreate("q", sessionPolicy(time.Hour))
+	for _, g := range []string{"A", "B", "A"} {
+		f.MustEnqueue(q, inSession(g, "x"))
+	}
+	f.MustEnqueue(q, core.Item{Group: "B", State: core.Scheduled, ScheduledAt: f.now().Add(time.Hour)})
+	f.MustAccept(q, "A", "h1", time.Hour)
+	f.e.SetSessionState(f.now(), q, "A", "h1", []byte("kept"))
+	if n, _, err := f.e.Purge(f.now(), q); n != 3 || err != nil {
+		t.Fatalf("purge removed %d (%v), want the 3 active messages", n, err)
+	}
+	ss, _ := f.e.Sessions(f.now(), q)
+	want := []core.SessionInfo{
+		{ID: "A", Holder: "h1", LockedUntil: f.now().Add(time.Hour), HasState: true, StateSize: 4},
+		{ID: "B", Counts: core.Counts{Scheduled: 1}},
+	}
+	if d := cmp.Diff(want, ss); d != "" {
+		t.Errorf("sessions after a purge (-want +got):\n%s", d)
+	}
+	f.e.Reset(f.now())
+	q = f.MustCreate("q", sessionPolicy(time.Hour))
+	e2 := core.NewEngine(core.Config{Store: f.store})
+	e2.Recover(context.Background(), f.now())
+	if ss, _ := e2.Sessions(f.now(), q); len(ss) != 0 {
+		t.Errorf("sessions after a reset and a restart: %+v", ss)
+	}
+	if next, ok := f.e.NextDue(); ok {
+		t.Errorf("a timer is armed after a reset, due %v", next)
+	}
+}
