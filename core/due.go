@@ -173,7 +173,9 @@ func (e *Engine) runDue(now time.Time) {
 		case timerChain:
 			e.expireChain(t.ent, t.at, now)
 		case timerSession:
-			e.sessionLockRanOut(e.sessionTimers[t], now)
+			if s := e.sessionTimers[t]; s != nil {
+				e.sessionLockRanOut(s, now)
+			}
 		}
 	}
 }
