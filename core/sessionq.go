@@ -35,6 +35,10 @@ type session struct {
 	// listed: it is free and has an active item.
 	prev, next *session
 	listed     bool
+	// inline is where all, ready and locked start, one entry each: a
+	// session of one message (a reply's, say) then costs one allocation,
+	// not four.
+	inline [3]*item
 }
 
 // sessionList is a FIFO of sessions, linked through the sessions
@@ -84,6 +88,7 @@ func (e *Engine) sessionFor(ent *entity, id string) *session {
 		ent.sessions = make(map[string]*session)
 	}
 	s := &session{id: id, ent: ent}
+	s.all.buf, s.ready.buf, s.locked = s.inline[0:0:1], s.inline[1:1:2], s.inline[2:2:3]
 	s.t = timer{idx: -1, kind: timerSession, ent: ent}
 	ent.sessions[id] = s
 	return s
@@ -122,7 +127,7 @@ func (e *Engine) count(s *session, x *item, from, to int) {
 		}
 		if State(to) == Locked {
 			if len(s.locked) >= 2*s.counts[Locked]+8 {
-				s.locked = s.lockedItems()
+				s.compactLocked()
 			}
 			s.locked = append(s.locked, x)
 		}
@@ -203,6 +208,19 @@ func (e *Engine) lockSession(s *session, holder string, until time.Time) {
 func (e *Engine) clearSessionTimer(s *session) {
 	e.timers.remove(&s.t)
 	delete(e.sessionTimers, &s.t)
+}
+
+// compactLocked drops the stale entries of s.locked, in place.
+func (s *session) compactLocked() {
+	live := s.locked[:0]
+	for _, x := range s.locked {
+		if x.State == Locked && !x.removed {
+			live = append(live, x)
+		}
+	}
+	clear(s.locked[len(live):])
+	slices.SortFunc(live, func(a, b *item) int { return cmp.Compare(a.Seq, b.Seq) })
+	s.locked = slices.Compact(live)
 }
 
 // lockedItems returns the items s holds locked, in Seq order, each once.
