@@ -37,6 +37,13 @@ type Engine struct {
 	spare *item
 	// chainN numbers the joins of items to expiry chains (chainQueue).
 	chainN uint64
+	// sessionTimers are the sessions whose lock timers are armed, by
+	// timer: a timer points to an item or an entity, not to a session,
+	// and a third pointer in every item's timer would cost each item a
+	// larger allocation.
+	sessionTimers map[*timer]*session
+	// notifySess are the sessions to tell the SessionAvailable hook about.
+	notifySess []sessionNote
 }
 
 // applying is the time the engine's current change happens: the due time
@@ -78,6 +85,14 @@ type ProtocolHooks struct {
 	// Available is called, outside the lock, when items became available in
 	// an entity (enqueued, returned from a lock, scheduled time reached).
 	Available func(EntityKey)
+	// SessionAvailable is called, outside the lock, instead of Available
+	// for an entity with sessions (Policy.Sessions): items became
+	// available in session group of entity k (enqueued, returned from a
+	// lock, scheduled time reached), or a session with available items
+	// became free to accept (released, its lock ran out). The holder of
+	// the session, if any, can receive them; if none, the session can be
+	// accepted. When it is nil, Available is called instead.
+	SessionAvailable func(k EntityKey, group string)
 	// Deleted is called, outside the lock, when the engine itself deleted an
 	// entity (idle deletion, SB-10, RB-8).
 	Deleted func(Entity)
@@ -163,6 +178,8 @@ func (e *Engine) unlock() *Commit {
 		e.notify = nil
 	}
 	e.deleted = nil
+	notifySess := e.notifySess
+	e.notifySess = nil
 	wake := false
 	if t, ok := e.timers.min(); ok && t.at < e.lastNext {
 		e.lastNext = t.at
@@ -177,6 +194,11 @@ func (e *Engine) unlock() *Commit {
 	for _, k := range notify {
 		if h := protos[k.Protocol].Available; h != nil {
 			h(k)
+		}
+	}
+	for _, n := range notifySess {
+		if h := protos[n.k.Protocol].SessionAvailable; h != nil {
+			h(n.k, n.group)
 		}
 	}
 	for _, ent := range deleted {
@@ -264,7 +286,7 @@ func (e *Engine) Recover(ctx context.Context, now time.Time) error {
 		}
 		e.add(cur, x) // a scheduled item whose time came while lapse was down is activated by runDue
 		return nil
-	})
+	}, e.loadSessionState)
 	if err != nil {
 		e.mu.Unlock()
 		return err
@@ -299,6 +321,7 @@ func (e *Engine) Reset(now time.Time) *Commit {
 	}
 	clear(e.entities)
 	e.timers = nil
+	clear(e.sessionTimers)
 	e.ops = append(e.ops, Op{Kind: OpReset})
 	return e.unlock()
 }

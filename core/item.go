@@ -47,7 +47,8 @@ type Item struct {
 	// partition key and id).
 	Key string `json:"key,omitempty"`
 	// Group is an optional partition of the entity's items (a Cosmos
-	// item's partition key): ScanGroup reads one group's items without
+	// item's partition key, a Service Bus message's session id in an
+	// entity with sessions): ScanGroup reads one group's items without
 	// walking the others.
 	Group string `json:"group,omitempty"`
 	// Body and Meta are the payload and the protocol's metadata.
@@ -106,6 +107,7 @@ type Event struct {
 	Entity   string    `json:"entity"`
 	Item     uint64    `json:"item,omitempty"`    // the item's Seq, 0 for entity events
 	ItemKey  string    `json:"itemKey,omitempty"` // the item's Key, if it has one
+	Session  string    `json:"session,omitempty"` // the session (Group) a session lock loss is about
 	Rule     string    `json:"rule"`
 	Action   Action    `json:"action"`
 	Reason   string    `json:"reason"`

@@ -30,6 +30,14 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 	if it.Key != "" && ent.keys[it.Key] != nil {
 		return Item{}, Errorf(ECONFLICT, "an item with key %q already exists in %q", it.Key, ent.Name)
 	}
+	if ent.Policy.Sessions {
+		if it.Group == "" {
+			return Item{}, Errorf(EINVALID, "%s %q requires sessions: an item needs a session id (Group)", kindOrEntity(ent.Kind), ent.Name)
+		}
+		if it.State == Locked {
+			return Item{}, Errorf(EINVALID, "an item cannot be enqueued locked in %q, which has sessions: accept its session", ent.Name)
+		}
+	}
 	x := e.newItem()
 	x.Item = Item{
 		Key: it.Key, Group: it.Group, Body: it.Body, Meta: it.Meta, TTL: it.TTL, Persistent: it.Persistent,
@@ -72,13 +80,17 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 
 // Receive hands out the head of entity k locked until lockUntil (zero: until
 // its holder settles it) and counts a delivery. found is false when no item
-// is available. Expired items are never handed out (SB-6, RB-3).
+// is available. Expired items are never handed out (SB-6, RB-3). An entity
+// with sessions is EPRECONDITION: ReceiveSession serves it.
 func (e *Engine) Receive(now time.Time, k EntityKey, lockUntil time.Time) (it Item, found bool, err error) {
 	e.lock(now)
 	defer e.unlock()
 	ent, err := e.entityLocked(k)
 	if err != nil {
 		return Item{}, false, err
+	}
+	if ent.Policy.Sessions {
+		return Item{}, false, errNeedsSession(ent)
 	}
 	e.touch(ent, UseReceive)
 	x := e.takeReady(ent)
@@ -93,11 +105,16 @@ func (e *Engine) Receive(now time.Time, k EntityKey, lockUntil time.Time) (it It
 }
 
 // Take removes and returns the head of entity k (receive-and-delete,
-// auto-ack), counting a delivery.
+// auto-ack), counting a delivery. An entity with sessions is
+// EPRECONDITION: TakeSession serves it.
 func (e *Engine) Take(now time.Time, k EntityKey) (it Item, found bool, c *Commit, err error) {
 	ent, err := e.begin(now, k)
 	if err != nil {
 		return Item{}, false, nil, err
+	}
+	if ent.Policy.Sessions {
+		e.unlock()
+		return Item{}, false, nil, errNeedsSession(ent)
 	}
 	e.touch(ent, UseReceive)
 	x := e.takeReady(ent)
@@ -195,13 +212,18 @@ func (e *Engine) Release(now time.Time, k EntityKey, seq uint64) error {
 	return nil
 }
 
-// RenewLock extends a locked item's lock to until.
+// RenewLock extends a locked item's lock to until. An item of a session
+// has its session's lock: EPRECONDITION, RenewLockHeld renews that.
 func (e *Engine) RenewLock(now time.Time, k EntityKey, seq uint64, until time.Time) (Item, error) {
 	e.lock(now)
 	defer e.unlock()
 	x, err := e.lockedItem(k, seq)
 	if err != nil {
 		return Item{}, err
+	}
+	if x.ent.Policy.Sessions {
+		// Its lock is its session's: RenewLockHeld renews that.
+		return Item{}, errNeedsSession(x.ent)
 	}
 	x.LockedUntil = until
 	e.timers.remove(&x.t)
@@ -218,20 +240,30 @@ func (e *Engine) Defer(now time.Time, k EntityKey, seq uint64) (*Commit, error) 
 		e.unlock()
 		return nil, err
 	}
+	e.deferItem(x)
+	return e.unlock(), nil
+}
+
+// deferItem sets locked item x aside (SB-9).
+func (e *Engine) deferItem(x *item) {
 	e.setState(x, Deferred)
 	x.LockedUntil = time.Time{}
 	e.putOp(x.ent, x)
-	return e.unlock(), nil
 }
 
 // TakeDeferred hands out deferred item seq locked until lockUntil. A deferred
 // item whose expiry passed is dead-lettered or dropped by its entity's policy
 // and not returned (SB-9); found is false then, and when there is no such
-// deferred item.
+// deferred item. An entity with sessions is EPRECONDITION:
+// TakeDeferredSession serves it.
 func (e *Engine) TakeDeferred(now time.Time, k EntityKey, seq uint64, lockUntil time.Time) (it Item, found bool, c *Commit, err error) {
 	ent, err := e.begin(now, k)
 	if err != nil {
 		return Item{}, false, nil, err
+	}
+	if ent.Policy.Sessions {
+		e.unlock()
+		return Item{}, false, nil, errNeedsSession(ent)
 	}
 	e.touch(ent, UseReceive)
 	x := ent.find(seq)
@@ -258,6 +290,13 @@ func (e *Engine) DeadLetter(now time.Time, k EntityKey, seq uint64, why DeadLett
 	if err != nil {
 		return nil, err
 	}
+	e.deadLetter(x, why)
+	return e.unlock(), nil
+}
+
+// deadLetter removes live item x and hands it to its protocol's
+// DeadLetterFunc, recording an event with why's rule.
+func (e *Engine) deadLetter(x *item, why DeadLetterReason) {
 	ent := x.ent
 	e.removeItem(x)
 	e.events.record(Event{Time: e.now, Due: x.DueAt, Protocol: ent.Protocol, Entity: ent.Name,
@@ -268,7 +307,6 @@ func (e *Engine) DeadLetter(now time.Time, k EntityKey, seq uint64, why DeadLett
 	} else {
 		ent.stats.DeadLettered++
 	}
-	return e.unlock(), nil
 }
 
 // Remove deletes item seq of entity k in whatever state it is (cancel a
@@ -428,7 +466,7 @@ func (e *Engine) ScanGroup(now time.Time, k EntityKey, group string, fn func(*It
 	if err != nil {
 		return err
 	}
-	g := ent.groups[group]
+	g := ent.groupQueue(group)
 	if g == nil {
 		return nil
 	}

@@ -22,7 +22,9 @@ func (e *Engine) Counts(now time.Time, k EntityKey) (Counts, int, error) {
 
 // Purge removes every active item of entity k, leaving locked, scheduled
 // and deferred ones, and returns how many it removed (RabbitMQ's
-// queue.purge). Purged items are neither expired nor dead-lettered.
+// queue.purge). Purged items are neither expired nor dead-lettered. The
+// sessions of an entity with sessions lose their active items and keep
+// their states (SS-4) and holders.
 func (e *Engine) Purge(now time.Time, k EntityKey) (int, *Commit, error) {
 	ent, err := e.begin(now, k)
 	if err != nil {
@@ -32,6 +34,18 @@ func (e *Engine) Purge(now time.Time, k EntityKey) (int, *Commit, error) {
 	for x := e.takeReady(ent); x != nil; x = e.takeReady(ent) {
 		e.removeItem(x)
 		n++
+	}
+	// An entity with sessions keeps its active items in its sessions,
+	// which keep their states (SS-4): a purge removes messages only.
+	var ss []*session
+	for _, s := range ent.sessions {
+		ss = append(ss, s)
+	}
+	for _, s := range ss {
+		for x := e.takeSessionReady(s); x != nil; x = e.takeSessionReady(s) {
+			e.removeItem(x)
+			n++
+		}
 	}
 	return n, e.unlock(), nil
 }
@@ -82,14 +96,14 @@ const (
 // entity k has no active item, so none waits ahead of this one, the item
 // goes straight to the consumer, as h says, and handed is true: one call
 // instead of Enqueue then Receive or Take, and an item with a TTL of 0 is
-// delivered rather than expired (RB-4). Otherwise it is enqueued as Enqueue
-// does and handed is false.
+// delivered rather than expired (RB-4). Otherwise, and always for an
+// entity with sessions, it is enqueued as Enqueue does and handed is false.
 func (e *Engine) EnqueueHanded(now time.Time, k EntityKey, it Item, h Handoff) (out Item, handed bool, c *Commit, err error) {
 	ent, err := e.begin(now, k)
 	if err != nil {
 		return Item{}, false, nil, err
 	}
-	if ent.ready.front(readyLive) != nil || it.State != Active || it.Key != "" {
+	if ent.Policy.Sessions || ent.ready.front(readyLive) != nil || it.State != Active || it.Key != "" {
 		out, err = e.enqueueLocked(ent, it)
 		if err != nil {
 			e.unlock()

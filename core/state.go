@@ -11,7 +11,7 @@ type entity struct {
 	all       seqQueue // every item, in Seq order
 	ready     seqQueue // active items, in Seq order
 	keys      map[string]*item
-	groups    map[string]*seqQueue // items by Group, in Seq order
+	groups    map[string]*seqQueue // items by Group, in Seq order, without sessions
 	counts    [4]int               // by State
 	bytes     [4]int64             // body bytes, by State
 	consumers int
@@ -27,6 +27,11 @@ type entity struct {
 	chainT    timer
 	chainLast int64
 	memo      reasonMemo
+	// sessions are the entity's sessions (Policy.Sessions), by id, and
+	// avail those free with an active item, in the order they became so
+	// (AcceptSession).
+	sessions map[string]*session
+	avail    sessionList
 	// stats are the entity's counters since it was created or lapse
 	// started (Stats).
 	stats Stats
@@ -66,6 +71,11 @@ func (ent *entity) released(x *item) bool {
 			return false
 		}
 	}
+	// The queues of a group (ScanGroup's, a session's) may still hold x
+	// as a tombstone: an item of a group is never reused.
+	if x.Group != "" {
+		return false
+	}
 	// An entry x left in the chain is dead for good: its join number
 	// matches no item's.
 	return x.t.idx < 0 && ent.headArmed != x
@@ -80,6 +90,18 @@ func (e *Engine) newItem() *item {
 		return x
 	}
 	return new(item)
+}
+
+// groupQueue returns the items of group of ent in Seq order, tombstones
+// included, or nil when it has none.
+func (ent *entity) groupQueue(group string) *seqQueue {
+	if ent.Policy.Sessions {
+		if s := ent.sessions[group]; s != nil {
+			return &s.all
+		}
+		return nil
+	}
+	return ent.groups[group]
 }
 
 // find returns the live item seq of ent, or nil.
@@ -105,7 +127,13 @@ func (e *Engine) add(ent *entity, x *item) {
 		}
 		ent.keys[x.Key] = x
 	}
-	if x.Group != "" {
+	var s *session
+	switch {
+	case ent.Policy.Sessions:
+		s = e.sessionFor(ent, x.Group)
+		s.all.insert(x)
+		e.count(s, x, -1, int(x.State))
+	case x.Group != "":
 		if ent.groups == nil {
 			ent.groups = make(map[string]*seqQueue)
 		}
@@ -120,10 +148,14 @@ func (e *Engine) add(ent *entity, x *item) {
 	ent.bytes[x.State] += int64(len(x.Body))
 	switch x.State {
 	case Active:
-		ent.ready.pushBack(x)
+		if s != nil {
+			s.ready.pushBack(x)
+		} else {
+			ent.ready.pushBack(x)
+		}
 		x.inReady = true
 		e.armActive(x)
-		e.available(ent)
+		e.itemReady(x)
 	case Scheduled:
 		e.timers.set(&x.t, x.ScheduledAt.UnixNano())
 		x.t.kind = timerSchedule
@@ -140,9 +172,13 @@ func (e *Engine) setState(x *item, s State) {
 	}
 	x.ent.counts[x.State]--
 	x.ent.bytes[x.State] -= int64(len(x.Body))
+	from := x.State
 	x.State = s
 	x.ent.counts[s]++
 	x.ent.bytes[s] += int64(len(x.Body))
+	if ss := itemSession(x); ss != nil {
+		e.count(ss, x, int(from), int(s))
+	}
 }
 
 // armActive arms an active item's expiry; for a head-only entity only the
@@ -263,22 +299,27 @@ func (e *Engine) takeReady(ent *entity) *item {
 func (e *Engine) removeItem(x *item) {
 	ent := x.ent
 	e.disarm(x)
+	ss := itemSession(x)
 	if x.inReady {
 		x.inReady = false
-		ent.ready.tombstone(readyLive)
+		readyQueue(x).tombstone(readyLive)
 	}
 	x.removed = true
 	ent.all.tombstone(allLive)
 	if x.Key != "" && ent.keys[x.Key] == x {
 		delete(ent.keys, x.Key)
 	}
-	if g := ent.groups[x.Group]; g != nil {
+	ent.counts[x.State]--
+	ent.bytes[x.State] -= int64(len(x.Body))
+	if ss != nil {
+		ss.all.tombstone(allLive)
+		e.count(ss, x, int(x.State), -1)
+		e.dropIfEmpty(ss)
+	} else if g := ent.groups[x.Group]; g != nil {
 		if g.tombstone(allLive); g.length() == 0 {
 			delete(ent.groups, x.Group)
 		}
 	}
-	ent.counts[x.State]--
-	ent.bytes[x.State] -= int64(len(x.Body))
 	if persisted(ent, x) {
 		e.ops = append(e.ops, Op{Kind: OpDeleteItem, Key: ent.EntityKey, Seq: x.Seq})
 	}
@@ -363,6 +404,7 @@ func (e *Engine) deleteEntity(ent *entity) {
 func (e *Engine) dropEntity(ent *entity) {
 	e.timers.remove(&ent.idle)
 	e.timers.remove(&ent.chainT)
+	e.dropSessions(ent)
 	for i, n := 0, ent.all.length(); i < n; i++ {
 		x := ent.all.at(i)
 		if !x.removed {
