@@ -224,10 +224,13 @@ func (l *link) setUpSending(a *amqp.Attach) *amqp.Error {
 		return errEntityGone(l.path)
 	}
 	if _, ok := a.Source.Filter.Get(sessionFilter); ok {
+		if !l.node.requiresSession() {
+			return l.ss.c.s.errSessionReceiverOnPlainEntity(l.node)
+		}
 		return &amqp.Error{Condition: condNotImplemented, Description: "Session receivers are not supported by lapse yet."}
 	}
 	if l.node.requiresSession() {
-		return &amqp.Error{Condition: condNotAllowed, Description: fmt.Sprintf("It is not possible for an entity that requires sessions to create a non-sessionful message receiver. Entity: '%s'.", l.path)}
+		return l.ss.c.s.errNonSessionReceiver(l.node)
 	}
 	return nil
 }
