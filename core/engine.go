@@ -78,6 +78,14 @@ type ProtocolHooks struct {
 	// Available is called, outside the lock, when items became available in
 	// an entity (enqueued, returned from a lock, scheduled time reached).
 	Available func(EntityKey)
+	// SessionAvailable is called, outside the lock, instead of Available
+	// for an entity with sessions (Policy.Sessions): items became
+	// available in session group of entity k (enqueued, returned from a
+	// lock, scheduled time reached), or a session with available items
+	// became free to accept (released, its lock ran out). The holder of
+	// the session, if any, can receive them; if none, the session can be
+	// accepted. When it is nil, Available is called instead.
+	SessionAvailable func(k EntityKey, group string)
 	// Deleted is called, outside the lock, when the engine itself deleted an
 	// entity (idle deletion, SB-10, RB-8).
 	Deleted func(Entity)
@@ -264,7 +272,7 @@ func (e *Engine) Recover(ctx context.Context, now time.Time) error {
 		}
 		e.add(cur, x) // a scheduled item whose time came while lapse was down is activated by runDue
 		return nil
-	})
+	}, e.loadSessionState)
 	if err != nil {
 		e.mu.Unlock()
 		return err

@@ -126,6 +126,13 @@ type Policy struct {
 	// IdleOnlyWithoutConsumers runs the idle timer only while the entity has
 	// no consumers (RB-8).
 	IdleOnlyWithoutConsumers bool `json:"idleOnlyWithoutConsumers,omitempty"`
+	// Sessions groups the entity's items into sessions by their Group, the
+	// session id (Service Bus RequiresSession): a receiver accepts one
+	// session and gets its items only, in Seq order, under the session's
+	// lock (AcceptSession, ReceiveSession). Receive, Take, TakeDeferred and
+	// locked enqueues do not apply to such an entity, and every item needs
+	// a Group. It cannot be changed once the entity exists.
+	Sessions bool `json:"sessions,omitempty"`
 	// Rules name the SEMANTICS.md rule behind each decision, for events and
 	// for the explanation shown with each item.
 	Rules RuleIDs `json:"rules"`
@@ -143,4 +150,6 @@ type RuleIDs struct {
 	Idle       string `json:"idle,omitempty"`       // idle deletion
 	Deferred   string `json:"deferred,omitempty"`   // a deferred item found expired when taken
 	HeadOnly   string `json:"headOnly,omitempty"`   // items expire only at the head of the queue
+	// SessionLock is the rule of a session lock running out (Sessions).
+	SessionLock string `json:"sessionLock,omitempty"`
 }

@@ -17,6 +17,10 @@ const (
 	ETOOLARGE       = "too_large"       // over a size limit
 	EUNAVAILABLE    = "unavailable"     // shutting down
 	ERESOURCELOCKED = "resource_locked" // held exclusively by someone else
+	// ESESSIONLOCKLOST: the caller does not hold the session (its lock ran
+	// out, it was released, or another holder has it now).
+	ESESSIONLOCKLOST = "session_lock_lost"
+	ENOSESSION       = "no_session" // no session is available to accept
 )
 
 // Error is lapse's one domain error: a code from the list above and a

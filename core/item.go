@@ -106,6 +106,7 @@ type Event struct {
 	Entity   string    `json:"entity"`
 	Item     uint64    `json:"item,omitempty"`    // the item's Seq, 0 for entity events
 	ItemKey  string    `json:"itemKey,omitempty"` // the item's Key, if it has one
+	Session  string    `json:"session,omitempty"` // the session (Group) a session lock loss is about
 	Rule     string    `json:"rule"`
 	Action   Action    `json:"action"`
 	Reason   string    `json:"reason"`

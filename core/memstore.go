@@ -13,13 +13,15 @@ type MemStore struct {
 	mu       sync.Mutex
 	entities map[EntityKey]*Entity
 	items    map[EntityKey]map[uint64]*Item
+	sessions map[EntityKey]map[string][]byte
 }
 
 var _ Store = (*MemStore)(nil)
 
 // NewMemStore returns an empty MemStore.
 func NewMemStore() *MemStore {
-	return &MemStore{entities: make(map[EntityKey]*Entity), items: make(map[EntityKey]map[uint64]*Item)}
+	return &MemStore{entities: make(map[EntityKey]*Entity), items: make(map[EntityKey]map[uint64]*Item),
+		sessions: make(map[EntityKey]map[string][]byte)}
 }
 
 // Append applies ops at once; the Commit is already done.
@@ -54,6 +56,7 @@ func (s *MemStore) Append(ops []Op) *Commit {
 		case OpDeleteEntity:
 			delete(s.entities, op.Key)
 			delete(s.items, op.Key)
+			delete(s.sessions, op.Key)
 			ok = false
 		case OpPutItem:
 			entity(op.Key)
@@ -76,7 +79,20 @@ func (s *MemStore) Append(ops []Op) *Commit {
 		case OpReset:
 			clear(s.entities)
 			clear(s.items)
+			clear(s.sessions)
 			ok = false
+		case OpPutSessionState:
+			if s.entities[op.Key] == nil {
+				continue
+			}
+			m := s.sessions[op.Key]
+			if m == nil {
+				m = make(map[string][]byte)
+				s.sessions[op.Key] = m
+			}
+			m[op.Group] = append([]byte{}, op.State...)
+		case OpDeleteSessionState:
+			delete(s.sessions[op.Key], op.Group)
 		}
 	}
 	return committed(nil)
@@ -90,8 +106,9 @@ func storedTime(t time.Time) time.Time {
 	return t.Truncate(time.Millisecond).UTC()
 }
 
-// Load calls entity and item for what the store holds, in key and Seq order.
-func (s *MemStore) Load(ctx context.Context, entity func(Entity) error, item func(EntityKey, Item) error) error {
+// Load calls entity, item and session for what the store holds, in key,
+// Seq and session order.
+func (s *MemStore) Load(ctx context.Context, entity func(Entity) error, item func(EntityKey, Item) error, session func(EntityKey, SessionState) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	keys := make([]EntityKey, 0, len(s.entities))
@@ -116,6 +133,19 @@ func (s *MemStore) Load(ctx context.Context, entity func(Entity) error, item fun
 				return err
 			}
 			if err := item(k, *m[q]); err != nil {
+				return err
+			}
+		}
+	}
+	for _, k := range keys {
+		m := s.sessions[k]
+		groups := make([]string, 0, len(m))
+		for g := range m {
+			groups = append(groups, g)
+		}
+		sort.Strings(groups)
+		for _, g := range groups {
+			if err := session(k, SessionState{Group: g, State: m[g]}); err != nil {
 				return err
 			}
 		}

@@ -15,6 +15,11 @@ const (
 	OpPutItem                        // create or replace Item (by Key and Item.Seq)
 	OpDeleteItem                     // delete item Seq of entity Key
 	OpReset                          // delete every entity and item
+	// OpPutSessionState creates or replaces the state of session Group of
+	// entity Key (State; empty is a state too, not none).
+	OpPutSessionState
+	// OpDeleteSessionState deletes the state of session Group of entity Key.
+	OpDeleteSessionState
 )
 
 // Op is one change to persist.
@@ -24,6 +29,16 @@ type Op struct {
 	Entity *Entity // OpPutEntity
 	Item   *Item   // OpPutItem
 	Seq    uint64  // OpDeleteItem
+	Group  string  // OpPutSessionState, OpDeleteSessionState
+	State  []byte  // OpPutSessionState
+}
+
+// SessionState is the state one session of an entity keeps (Service Bus
+// session state, SS-4): opaque bytes, kept until cleared, whatever becomes
+// of the session's items and lock.
+type SessionState struct {
+	Group string
+	State []byte
 }
 
 // Store is what the engine needs from persistence.
@@ -34,19 +49,23 @@ type Op struct {
 // ops matches the order of changes. A store may commit the ops of many
 // Append calls together (group commit).
 //
-// Load calls entity for every stored entity before any of its items, and
-// item for each entity's items in ascending Seq order; an error from either
-// callback ends Load, which returns it. An entity's LastSeq is at least the
-// highest Seq of any item ever put for it, even if that item was deleted.
-// Times come back in UTC truncated to the millisecond; a nil and an empty
-// Body, Meta or Settings are the same.
+// Load calls entity for every stored entity before any of its items or
+// session states, item for each entity's items in ascending Seq order, and
+// session for each session state of an entity (OpPutSessionState), in any
+// order; an error from a callback ends Load, which returns it. An entity's
+// LastSeq is at least the highest Seq of any item ever put for it, even if
+// that item was deleted. Times come back in UTC truncated to the
+// millisecond; a nil and an empty Body, Meta, Settings or State are the
+// same (a session state that is stored is a state, even an empty one).
 //
-// Deleting what is not stored does nothing. When a Commit is done, the ops
-// of every earlier Append are applied too. A store may hold on to ops and
-// what they point to until their Commit is done: the caller must not change
-// them. Seqs are below 2^63.
+// Deleting an entity (OpDeleteEntity, OpReset) deletes its items and
+// session states. Deleting what is not stored does nothing, and so does
+// putting a session state of an entity that is not stored. When a Commit
+// is done, the ops of every earlier Append are applied too. A store may
+// hold on to ops and what they point to until their Commit is done: the
+// caller must not change them. Seqs are below 2^63.
 type Store interface {
-	Load(ctx context.Context, entity func(Entity) error, item func(EntityKey, Item) error) error
+	Load(ctx context.Context, entity func(Entity) error, item func(EntityKey, Item) error, session func(EntityKey, SessionState) error) error
 	Append(ops []Op) *Commit
 }
 

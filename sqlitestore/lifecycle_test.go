@@ -49,7 +49,8 @@ func TestClosedStore(t *testing.T) {
 	if core.ErrorCode(err) != core.EUNAVAILABLE {
 		t.Errorf("Append after Close: %v, want an %s error", err, core.EUNAVAILABLE)
 	}
-	err = s.Load(context.Background(), func(core.Entity) error { return nil }, func(core.EntityKey, core.Item) error { return nil })
+	err = s.Load(context.Background(), func(core.Entity) error { return nil }, func(core.EntityKey, core.Item) error { return nil },
+		func(core.EntityKey, core.SessionState) error { return nil })
 	if core.ErrorCode(err) != core.EUNAVAILABLE {
 		t.Errorf("Load after Close: %v, want an %s error", err, core.EUNAVAILABLE)
 	}

@@ -16,7 +16,7 @@ import (
 // back truncated to the millisecond, in UTC. An error from a callback ends
 // Load, which returns it. Nothing is committed while Load runs, so its
 // callbacks may Append but must not wait for a Commit.
-func (s *Store) Load(ctx context.Context, entity func(core.Entity) error, item func(core.EntityKey, core.Item) error) error {
+func (s *Store) Load(ctx context.Context, entity func(core.Entity) error, item func(core.EntityKey, core.Item) error, session func(core.EntityKey, core.SessionState) error) error {
 	s.connMu.Lock()
 	defer s.connMu.Unlock()
 	if s.dbClosed {

@@ -211,7 +211,8 @@ func testLoadCallbackError(t *testing.T, open Opener) {
 	entities := 0
 	err := h.s.Load(ctx,
 		func(core.Entity) error { entities++; return stop },
-		func(core.EntityKey, core.Item) error { return nil })
+		func(core.EntityKey, core.Item) error { return nil },
+		func(core.EntityKey, core.SessionState) error { return nil })
 	if !errors.Is(err, stop) {
 		t.Errorf("Load with an entity callback that fails returned %v, want its error", err)
 	}
@@ -222,7 +223,8 @@ func testLoadCallbackError(t *testing.T, open Opener) {
 	items := 0
 	err = h.s.Load(ctx,
 		func(core.Entity) error { return nil },
-		func(core.EntityKey, core.Item) error { items++; return stop })
+		func(core.EntityKey, core.Item) error { items++; return stop },
+		func(core.EntityKey, core.SessionState) error { return nil })
 	if !errors.Is(err, stop) {
 		t.Errorf("Load with an item callback that fails returned %v, want its error", err)
 	}

@@ -110,10 +110,12 @@ func MustAppend(tb testing.TB, s core.Store, ops ...core.Op) {
 	MustWait(tb, s.Append(ops))
 }
 
-// Snapshot is what Load returned, in the order it returned it.
+// Snapshot is what Load returned, in the order it returned it, but for
+// session states, which are by entity and session.
 type Snapshot struct {
 	Entities []core.Entity
 	Items    map[core.EntityKey][]core.Item
+	States   map[core.EntityKey]map[string][]byte
 }
 
 // Entity returns the entity of key k and whether Load returned it.
@@ -130,7 +132,7 @@ func (s Snapshot) Entity(k core.EntityKey) (core.Entity, bool) {
 // once, each item after its entity, an entity's items in ascending Seq.
 func MustLoad(tb testing.TB, s core.Store) Snapshot {
 	tb.Helper()
-	snap := Snapshot{Items: map[core.EntityKey][]core.Item{}}
+	snap := Snapshot{Items: map[core.EntityKey][]core.Item{}, States: map[core.EntityKey]map[string][]byte{}}
 	seen := map[core.EntityKey]bool{}
 	var orderErr error
 	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
@@ -156,6 +158,23 @@ func MustLoad(tb testing.TB, s core.Store) Snapshot {
 				return orderErr
 			}
 			snap.Items[k] = append(items, it)
+			return nil
+		},
+		func(k core.EntityKey, st core.SessionState) error {
+			if !seen[k] {
+				orderErr = fmt.Errorf("state of session %q of %v loaded before its entity", st.Group, k)
+				return orderErr
+			}
+			m := snap.States[k]
+			if m == nil {
+				m = map[string][]byte{}
+				snap.States[k] = m
+			}
+			if _, dup := m[st.Group]; dup {
+				orderErr = fmt.Errorf("state of session %q of %v loaded twice", st.Group, k)
+				return orderErr
+			}
+			m[st.Group] = st.State
 			return nil
 		})
 	if orderErr != nil {

@@ -21,8 +21,9 @@ type mapStore struct {
 }
 
 type mapEntity struct {
-	e     core.Entity
-	items map[uint64]core.Item
+	e      core.Entity
+	items  map[uint64]core.Item
+	states map[string][]byte
 }
 
 func (s *mapStore) Append(ops []core.Op) *core.Commit {
@@ -33,7 +34,7 @@ func (s *mapStore) Append(ops []core.Op) *core.Commit {
 		case core.OpPutEntity:
 			me := s.entities[op.Entity.EntityKey]
 			if me == nil {
-				me = &mapEntity{items: map[uint64]core.Item{}}
+				me = &mapEntity{items: map[uint64]core.Item{}, states: map[string][]byte{}}
 				s.entities[op.Entity.EntityKey] = me
 			}
 			last := me.e.LastSeq
@@ -52,6 +53,14 @@ func (s *mapStore) Append(ops []core.Op) *core.Commit {
 			}
 		case core.OpReset:
 			clear(s.entities)
+		case core.OpPutSessionState:
+			if me := s.entities[op.Key]; me != nil {
+				me.states[op.Group] = op.State
+			}
+		case core.OpDeleteSessionState:
+			if me := s.entities[op.Key]; me != nil {
+				delete(me.states, op.Group)
+			}
 		}
 	}
 	c := core.NewCommit()
@@ -59,7 +68,7 @@ func (s *mapStore) Append(ops []core.Op) *core.Commit {
 	return c
 }
 
-func (s *mapStore) Load(ctx context.Context, entity func(core.Entity) error, item func(core.EntityKey, core.Item) error) error {
+func (s *mapStore) Load(ctx context.Context, entity func(core.Entity) error, item func(core.EntityKey, core.Item) error, session func(core.EntityKey, core.SessionState) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var all []*mapEntity
@@ -85,6 +94,11 @@ func (s *mapStore) Load(ctx context.Context, entity func(core.Entity) error, ite
 				it = StoredItem(it)
 			}
 			if err := item(me.e.EntityKey, it); err != nil {
+				return err
+			}
+		}
+		for g, st := range me.states {
+			if err := session(me.e.EntityKey, core.SessionState{Group: g, State: st}); err != nil {
 				return err
 			}
 		}

@@ -1,0 +1,124 @@
+package core
+
+import "time"
+
+// This file holds the sessions of an entity with Policy.Sessions (Service
+// Bus sessions): a session is the set of an entity's items with one Group,
+// its session id. A receiver, named by an opaque holder id its front-end
+// chooses (one per receiver link), accepts one session and holds its lock:
+// it alone gets the session's items, in Seq order (SS-1), until it releases
+// the session or the lock runs out (SS-2, SS-3). A session also keeps a
+// state, durable until cleared (SS-4). Everything else an item does, it does
+// inside its session too: TTL and dead-lettering, scheduling, deferral
+// (SS-5).
+
+// SessionInfo is one session of an entity, for the front-end and for people
+// (Sessions).
+type SessionInfo struct {
+	// ID is the session id, the Group of its items.
+	ID string `json:"id"`
+	// Holder is the holder of the session's lock, "" when it is free.
+	Holder string `json:"holder,omitempty"`
+	// LockedUntil is when the lock runs out; zero when free, or for a lock
+	// without expiry.
+	LockedUntil time.Time `json:"lockedUntil,omitzero"`
+	// HasState is true when the session keeps a state (SS-4), StateSize
+	// its length.
+	HasState  bool `json:"hasState"`
+	StateSize int  `json:"stateSize"`
+	// Counts are the session's items by state (DeadLettered is 0: dead
+	// letters leave their session).
+	Counts Counts `json:"counts"`
+}
+
+// AcceptSession gives holder the lock of session group of entity k until
+// lockUntil (zero: until released), or, when group is "", of the next
+// session that is free and has an available item, in the order sessions
+// became so. A named session need not have items yet (a reply's session is
+// accepted before the reply arrives). Accepting a session the holder holds
+// already renews it. It counts as a receive (UseReceive).
+//
+// Errors: ENOTFOUND for no entity k; EPRECONDITION when k has no sessions;
+// EINVALID for an empty holder; ERESOURCELOCKED when another holder holds
+// the session; ENOSESSION when group is "" and no session is available.
+func (e *Engine) AcceptSession(now time.Time, k EntityKey, group, holder string, lockUntil time.Time) (SessionInfo, error) {
+	return SessionInfo{}, Errorf(EUNAVAILABLE, "not implemented yet")
+}
+
+// RenewSession extends holder's lock on session group of entity k to until
+// (SS-2), and the locks of the session's locked items with it: they are
+// the session's lock. ESESSIONLOCKLOST when holder does not hold it.
+func (e *Engine) RenewSession(now time.Time, k EntityKey, group, holder string, until time.Time) (SessionInfo, error) {
+	return SessionInfo{}, Errorf(EUNAVAILABLE, "not implemented yet")
+}
+
+// ReleaseSession ends holder's lock on session group of entity k: the
+// holder closed its receiver. The session is free again, and the items it
+// held locked are available again at once, in their places, with their
+// delivery counted back: the service counts a delivery of a session's
+// message when the session lock runs out, not when the session is closed
+// (SS-3). An item whose expiry passed while it was locked expires then
+// (SB-7). Releasing a session the holder does not hold (any more) does
+// nothing.
+func (e *Engine) ReleaseSession(now time.Time, k EntityKey, group, holder string) error {
+	return Errorf(EUNAVAILABLE, "not implemented yet")
+}
+
+// ReceiveSession hands out the next available item of session group of
+// entity k, in Seq order (SS-1), locked under the session's lock: its
+// LockedUntil is the session's, and moves with it. found is false when the
+// session has no available item. ESESSIONLOCKLOST when holder does not
+// hold the session. It counts a delivery and a receive (UseReceive).
+func (e *Engine) ReceiveSession(now time.Time, k EntityKey, group, holder string) (it Item, found bool, err error) {
+	return Item{}, false, Errorf(EUNAVAILABLE, "not implemented yet")
+}
+
+// TakeSession removes and returns the next available item of session group
+// of entity k (receive-and-delete), as ReceiveSession finds it.
+func (e *Engine) TakeSession(now time.Time, k EntityKey, group, holder string) (it Item, found bool, c *Commit, err error) {
+	return Item{}, false, nil, Errorf(EUNAVAILABLE, "not implemented yet")
+}
+
+// TakeDeferredSession hands out deferred item seq of session group of
+// entity k locked under the session's lock, as TakeDeferred does (SB-9):
+// an expired one is dead-lettered or dropped and not returned. found is
+// false when the session has no such deferred item. ESESSIONLOCKLOST when
+// holder does not hold the session.
+func (e *Engine) TakeDeferredSession(now time.Time, k EntityKey, group, holder string, seq uint64) (it Item, found bool, c *Commit, err error) {
+	return Item{}, false, nil, Errorf(EUNAVAILABLE, "not implemented yet")
+}
+
+// PeekSession returns up to max live items of session group of entity k
+// from sequence number from on, in every state, without locking them
+// (browse). It needs no lock on the session.
+func (e *Engine) PeekSession(now time.Time, k EntityKey, group string, from uint64, max int) ([]Item, error) {
+	return nil, Errorf(EUNAVAILABLE, "not implemented yet")
+}
+
+// GetSessionState returns the state of session group of entity k (SS-4):
+// nil when it has none, non-nil (maybe empty) when it has one. The caller
+// must not modify it. ESESSIONLOCKLOST when holder does not hold the
+// session.
+func (e *Engine) GetSessionState(now time.Time, k EntityKey, group, holder string) ([]byte, error) {
+	return nil, Errorf(EUNAVAILABLE, "not implemented yet")
+}
+
+// SetSessionState sets the state of session group of entity k (SS-4); nil
+// clears it. It is kept in the Store for a durable entity, and outlives
+// the session's lock and items. state belongs to the engine afterwards.
+// ESESSIONLOCKLOST when holder does not hold the session.
+func (e *Engine) SetSessionState(now time.Time, k EntityKey, group, holder string, state []byte) (*Commit, error) {
+	return nil, Errorf(EUNAVAILABLE, "not implemented yet")
+}
+
+// Sessions returns the sessions of entity k, ordered by id: those with
+// items, a holder or a state. It takes time in the number of sessions, not
+// of items. EPRECONDITION when k has no sessions.
+func (e *Engine) Sessions(now time.Time, k EntityKey) ([]SessionInfo, error) {
+	return nil, Errorf(EUNAVAILABLE, "not implemented yet")
+}
+
+// loadSessionState is Recover's callback for a stored session state.
+func (e *Engine) loadSessionState(k EntityKey, st SessionState) error {
+	return nil
+}
