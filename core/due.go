@@ -172,6 +172,8 @@ func (e *Engine) runDue(now time.Time) {
 			e.deleteIdle(t.ent, now)
 		case timerChain:
 			e.expireChain(t.ent, t.at, now)
+		case timerSession:
+			e.sessionLockRanOut(e.sessionTimers[t], now)
 		}
 	}
 }
@@ -250,27 +252,32 @@ func (e *Engine) lockRanOut(x *item, now time.Time) {
 // it was locked expires at once (SB-7, RB-6), at the head only for head-only
 // entities (RB-7).
 func (e *Engine) unlockItem(x *item, now time.Time) {
+	e.unlockItemAt(x, now, now)
+}
+
+// unlockItemAt is unlockItem for a lock that ended at at, applied at now:
+// the item expires at once if its expiry passed by at.
+func (e *Engine) unlockItemAt(x *item, at, now time.Time) {
 	ent := x.ent
 	e.setState(x, Active)
 	x.LockedUntil = time.Time{}
-	ent.ready.insert(x)
+	readyQueue(x).insert(x)
 	x.inReady = true
-	if x.Expired(now) && !ent.Policy.HeadOnly {
+	if x.Expired(at) && !ent.Policy.HeadOnly {
 		e.expire(x, now, ent.Policy.Rules.LockLost)
 		return
 	}
 	e.armActive(x)
-	e.available(ent)
+	e.itemReady(x)
 }
 
 // activate enqueues a scheduled item whose time came (SB-4).
 func (e *Engine) activate(x *item, now time.Time) {
-	ent := x.ent
 	e.setState(x, Active)
-	ent.ready.insert(x)
+	readyQueue(x).insert(x)
 	x.inReady = true
 	e.armActive(x)
-	e.available(ent)
+	e.itemReady(x)
 }
 
 // deleteIdle deletes an entity unused for its idle TTL (SB-10, RB-8). Its

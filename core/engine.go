@@ -37,6 +37,13 @@ type Engine struct {
 	spare *item
 	// chainN numbers the joins of items to expiry chains (chainQueue).
 	chainN uint64
+	// sessionTimers are the sessions whose lock timers are armed, by
+	// timer: a timer points to an item or an entity, not to a session,
+	// and a third pointer in every item's timer would cost each item a
+	// larger allocation.
+	sessionTimers map[*timer]*session
+	// notifySess are the sessions to tell the SessionAvailable hook about.
+	notifySess []sessionNote
 }
 
 // applying is the time the engine's current change happens: the due time
@@ -171,6 +178,8 @@ func (e *Engine) unlock() *Commit {
 		e.notify = nil
 	}
 	e.deleted = nil
+	notifySess := e.notifySess
+	e.notifySess = nil
 	wake := false
 	if t, ok := e.timers.min(); ok && t.at < e.lastNext {
 		e.lastNext = t.at
@@ -185,6 +194,11 @@ func (e *Engine) unlock() *Commit {
 	for _, k := range notify {
 		if h := protos[k.Protocol].Available; h != nil {
 			h(k)
+		}
+	}
+	for _, n := range notifySess {
+		if h := protos[n.k.Protocol].SessionAvailable; h != nil {
+			h(n.k, n.group)
 		}
 	}
 	for _, ent := range deleted {
@@ -307,6 +321,7 @@ func (e *Engine) Reset(now time.Time) *Commit {
 	}
 	clear(e.entities)
 	e.timers = nil
+	clear(e.sessionTimers)
 	e.ops = append(e.ops, Op{Kind: OpReset})
 	return e.unlock()
 }

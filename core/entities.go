@@ -24,7 +24,7 @@ type EntityInfo struct {
 	Stats        Stats     `json:"stats"` // counters since the entity was created or lapse started
 	Consumers    int       `json:"consumers"`
 	LastUsed     time.Time `json:"lastUsed"`
-	NextDue      time.Time `json:"nextDue,omitzero"`      // earliest item expiry, lock expiry or scheduled time
+	NextDue      time.Time `json:"nextDue,omitzero"`      // earliest item expiry, lock expiry (a session's too) or scheduled time
 	IdleDeadline time.Time `json:"idleDeadline,omitzero"` // when idle deletion is due, if armed
 }
 
@@ -64,6 +64,10 @@ func (e *Engine) Update(now time.Time, k EntityKey, fn func(*Entity) error) (Ent
 		return Entity{}, nil, err
 	}
 	cp.EntityKey, cp.Created, cp.LastSeq = ent.EntityKey, ent.Created, ent.LastSeq
+	if cp.Policy.Sessions != ent.Policy.Sessions {
+		e.unlock()
+		return Entity{}, nil, Errorf(EINVALID, "whether %s %q has sessions cannot be changed", kindOrEntity(ent.Kind), ent.Name)
+	}
 	old, wasDurable := ent.Policy, ent.Durable
 	ent.Entity = cp
 	if old.IdleTTL != cp.Policy.IdleTTL {
@@ -184,6 +188,11 @@ func (e *Engine) info(ent *entity) EntityInfo {
 		}
 		if next == 0 || x.t.at < next {
 			next = x.t.at
+		}
+	}
+	for _, s := range ent.sessions {
+		if s.t.idx >= 0 && (next == 0 || s.t.at < next) {
+			next = s.t.at // a session's lock, which its locked items share
 		}
 	}
 	if next != 0 {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -33,6 +34,8 @@ const (
 	explainLockLost
 	explainIdle
 	explainDeadLetter
+	explainSessionLockLost
+	explainSessionItemLockLost
 )
 
 // explanation holds what an event's reason is made from, so that the text
@@ -54,6 +57,12 @@ func (x explanation) render(ev *Event) string {
 		return fmt.Sprintf("unused for %s since %s", x.eff, x.at.UTC().Format(time.RFC3339Nano))
 	case explainDeadLetter:
 		return x.text
+	case explainSessionLockLost:
+		return "the lock of session " + strconv.Quote(ev.Session) + " ran out at " + ev.Due.UTC().Format(time.RFC3339Nano) +
+			"; the session is free again"
+	case explainSessionItemLockLost:
+		return "the lock of its session " + strconv.Quote(ev.Session) + " ran out at " + ev.Due.UTC().Format(time.RFC3339Nano) +
+			"; the item is available again"
 	}
 	s := "TTL ran out (" + x.ttlText() + ")"
 	if late := ev.Time.Sub(ev.Due); late >= time.Second {

@@ -10,6 +10,7 @@ const (
 	timerSchedule           // a scheduled item becomes active
 	timerIdle               // an entity's idle deadline
 	timerChain              // the first due time of an entity's expiry chain
+	timerSession            // a session's lock runs out (Engine.sessionTimers)
 )
 
 // timer is one due time in the scheduler. Items and entities embed one each:

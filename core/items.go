@@ -30,6 +30,14 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 	if it.Key != "" && ent.keys[it.Key] != nil {
 		return Item{}, Errorf(ECONFLICT, "an item with key %q already exists in %q", it.Key, ent.Name)
 	}
+	if ent.Policy.Sessions {
+		if it.Group == "" {
+			return Item{}, Errorf(EINVALID, "%s %q requires sessions: an item needs a session id (Group)", kindOrEntity(ent.Kind), ent.Name)
+		}
+		if it.State == Locked {
+			return Item{}, Errorf(EINVALID, "an item cannot be enqueued locked in %q, which has sessions: accept its session", ent.Name)
+		}
+	}
 	x := e.newItem()
 	x.Item = Item{
 		Key: it.Key, Group: it.Group, Body: it.Body, Meta: it.Meta, TTL: it.TTL, Persistent: it.Persistent,
@@ -80,6 +88,9 @@ func (e *Engine) Receive(now time.Time, k EntityKey, lockUntil time.Time) (it It
 	if err != nil {
 		return Item{}, false, err
 	}
+	if ent.Policy.Sessions {
+		return Item{}, false, errNeedsSession(ent)
+	}
 	e.touch(ent, UseReceive)
 	x := e.takeReady(ent)
 	if x == nil {
@@ -98,6 +109,10 @@ func (e *Engine) Take(now time.Time, k EntityKey) (it Item, found bool, c *Commi
 	ent, err := e.begin(now, k)
 	if err != nil {
 		return Item{}, false, nil, err
+	}
+	if ent.Policy.Sessions {
+		e.unlock()
+		return Item{}, false, nil, errNeedsSession(ent)
 	}
 	e.touch(ent, UseReceive)
 	x := e.takeReady(ent)
@@ -203,6 +218,10 @@ func (e *Engine) RenewLock(now time.Time, k EntityKey, seq uint64, until time.Ti
 	if err != nil {
 		return Item{}, err
 	}
+	if x.ent.Policy.Sessions {
+		// Its lock is its session's: RenewLockHeld renews that.
+		return Item{}, errNeedsSession(x.ent)
+	}
 	x.LockedUntil = until
 	e.timers.remove(&x.t)
 	e.armLock(x)
@@ -218,10 +237,15 @@ func (e *Engine) Defer(now time.Time, k EntityKey, seq uint64) (*Commit, error) 
 		e.unlock()
 		return nil, err
 	}
+	e.deferItem(x)
+	return e.unlock(), nil
+}
+
+// deferItem sets locked item x aside (SB-9).
+func (e *Engine) deferItem(x *item) {
 	e.setState(x, Deferred)
 	x.LockedUntil = time.Time{}
 	e.putOp(x.ent, x)
-	return e.unlock(), nil
 }
 
 // TakeDeferred hands out deferred item seq locked until lockUntil. A deferred
@@ -232,6 +256,10 @@ func (e *Engine) TakeDeferred(now time.Time, k EntityKey, seq uint64, lockUntil 
 	ent, err := e.begin(now, k)
 	if err != nil {
 		return Item{}, false, nil, err
+	}
+	if ent.Policy.Sessions {
+		e.unlock()
+		return Item{}, false, nil, errNeedsSession(ent)
 	}
 	e.touch(ent, UseReceive)
 	x := ent.find(seq)
@@ -258,6 +286,13 @@ func (e *Engine) DeadLetter(now time.Time, k EntityKey, seq uint64, why DeadLett
 	if err != nil {
 		return nil, err
 	}
+	e.deadLetter(x, why)
+	return e.unlock(), nil
+}
+
+// deadLetter removes live item x and hands it to its protocol's
+// DeadLetterFunc, recording an event with why's rule.
+func (e *Engine) deadLetter(x *item, why DeadLetterReason) {
 	ent := x.ent
 	e.removeItem(x)
 	e.events.record(Event{Time: e.now, Due: x.DueAt, Protocol: ent.Protocol, Entity: ent.Name,
@@ -268,7 +303,6 @@ func (e *Engine) DeadLetter(now time.Time, k EntityKey, seq uint64, why DeadLett
 	} else {
 		ent.stats.DeadLettered++
 	}
-	return e.unlock(), nil
 }
 
 // Remove deletes item seq of entity k in whatever state it is (cancel a

@@ -33,6 +33,18 @@ func (e *Engine) Purge(now time.Time, k EntityKey) (int, *Commit, error) {
 		e.removeItem(x)
 		n++
 	}
+	// An entity with sessions keeps its active items in its sessions,
+	// which keep their states (SS-4): a purge removes messages only.
+	var ss []*session
+	for _, s := range ent.sessions {
+		ss = append(ss, s)
+	}
+	for _, s := range ss {
+		for x := e.takeSessionReady(s); x != nil; x = e.takeSessionReady(s) {
+			e.removeItem(x)
+			n++
+		}
+	}
 	return n, e.unlock(), nil
 }
 
@@ -89,7 +101,7 @@ func (e *Engine) EnqueueHanded(now time.Time, k EntityKey, it Item, h Handoff) (
 	if err != nil {
 		return Item{}, false, nil, err
 	}
-	if ent.ready.front(readyLive) != nil || it.State != Active || it.Key != "" {
+	if ent.Policy.Sessions || ent.ready.front(readyLive) != nil || it.State != Active || it.Key != "" {
 		out, err = e.enqueueLocked(ent, it)
 		if err != nil {
 			e.unlock()

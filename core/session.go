@@ -1,6 +1,10 @@
 package core
 
-import "time"
+import (
+	"slices"
+	"strings"
+	"time"
+)
 
 // This file holds the sessions of an entity with Policy.Sessions (Service
 // Bus sessions): a session is the set of an entity's items with one Group,
@@ -42,14 +46,41 @@ type SessionInfo struct {
 // EINVALID for an empty holder; ERESOURCELOCKED when another holder holds
 // the session; ENOSESSION when group is "" and no session is available.
 func (e *Engine) AcceptSession(now time.Time, k EntityKey, group, holder string, lockUntil time.Time) (SessionInfo, error) {
-	return SessionInfo{}, Errorf(EUNAVAILABLE, "not implemented yet")
+	ent, err := e.beginSessions(now, k)
+	if err != nil {
+		return SessionInfo{}, err
+	}
+	defer e.unlock()
+	if holder == "" {
+		return SessionInfo{}, Errorf(EINVALID, "a session needs a holder")
+	}
+	var s *session
+	if group == "" {
+		if s = ent.avail.head; s == nil {
+			return SessionInfo{}, Errorf(ENOSESSION, "no session of %q is available", k.Name)
+		}
+	} else {
+		s = e.sessionFor(ent, group)
+		if s.holder != "" && s.holder != holder {
+			return SessionInfo{}, Errorf(ERESOURCELOCKED, "session %q of %q is locked by another receiver", group, k.Name)
+		}
+	}
+	e.lockSession(s, holder, lockUntil)
+	e.touch(ent, UseReceive)
+	return s.info(), nil
 }
 
 // RenewSession extends holder's lock on session group of entity k to until
 // (SS-2), and the locks of the session's locked items with it: they are
 // the session's lock. ESESSIONLOCKLOST when holder does not hold it.
 func (e *Engine) RenewSession(now time.Time, k EntityKey, group, holder string, until time.Time) (SessionInfo, error) {
-	return SessionInfo{}, Errorf(EUNAVAILABLE, "not implemented yet")
+	_, s, err := e.beginHeld(now, k, group, holder)
+	if err != nil {
+		return SessionInfo{}, err
+	}
+	defer e.unlock()
+	e.lockSession(s, holder, until)
+	return s.info(), nil
 }
 
 // ReleaseSession ends holder's lock on session group of entity k: the
@@ -61,7 +92,15 @@ func (e *Engine) RenewSession(now time.Time, k EntityKey, group, holder string, 
 // (SB-7). Releasing a session the holder does not hold (any more) does
 // nothing.
 func (e *Engine) ReleaseSession(now time.Time, k EntityKey, group, holder string) error {
-	return Errorf(EUNAVAILABLE, "not implemented yet")
+	ent, err := e.beginSessions(now, k)
+	if err != nil {
+		return err
+	}
+	defer e.unlock()
+	if s := ent.sessions[group]; s != nil && holder != "" && s.holder == holder {
+		e.freeSession(s, false, e.now)
+	}
+	return nil
 }
 
 // ReceiveSession hands out the next available item of session group of
@@ -70,13 +109,36 @@ func (e *Engine) ReleaseSession(now time.Time, k EntityKey, group, holder string
 // session has no available item. ESESSIONLOCKLOST when holder does not
 // hold the session. It counts a delivery and a receive (UseReceive).
 func (e *Engine) ReceiveSession(now time.Time, k EntityKey, group, holder string) (it Item, found bool, err error) {
-	return Item{}, false, Errorf(EUNAVAILABLE, "not implemented yet")
+	ent, s, err := e.beginHeld(now, k, group, holder)
+	if err != nil {
+		return Item{}, false, err
+	}
+	defer e.unlock()
+	e.touch(ent, UseReceive)
+	x := e.takeSessionReady(s)
+	if x == nil {
+		return Item{}, false, nil
+	}
+	e.lockSessionItem(s, x)
+	return x.Item, true, nil
 }
 
 // TakeSession removes and returns the next available item of session group
 // of entity k (receive-and-delete), as ReceiveSession finds it.
 func (e *Engine) TakeSession(now time.Time, k EntityKey, group, holder string) (it Item, found bool, c *Commit, err error) {
-	return Item{}, false, nil, Errorf(EUNAVAILABLE, "not implemented yet")
+	ent, s, err := e.beginHeld(now, k, group, holder)
+	if err != nil {
+		return Item{}, false, nil, err
+	}
+	e.touch(ent, UseReceive)
+	x := e.takeSessionReady(s)
+	if x == nil {
+		return Item{}, false, e.unlock(), nil
+	}
+	x.DeliveryCount++
+	ent.stats.Delivered++
+	e.removeItem(x)
+	return x.Item, true, e.unlock(), nil
 }
 
 // TakeDeferredSession hands out deferred item seq of session group of
@@ -85,14 +147,48 @@ func (e *Engine) TakeSession(now time.Time, k EntityKey, group, holder string) (
 // false when the session has no such deferred item. ESESSIONLOCKLOST when
 // holder does not hold the session.
 func (e *Engine) TakeDeferredSession(now time.Time, k EntityKey, group, holder string, seq uint64) (it Item, found bool, c *Commit, err error) {
-	return Item{}, false, nil, Errorf(EUNAVAILABLE, "not implemented yet")
+	ent, s, err := e.beginHeld(now, k, group, holder)
+	if err != nil {
+		return Item{}, false, nil, err
+	}
+	e.touch(ent, UseReceive)
+	x := ent.find(seq)
+	if x == nil || x.State != Deferred || x.Group != group {
+		return Item{}, false, e.unlock(), nil
+	}
+	if x.Expired(e.now) {
+		rule := ent.Policy.Rules.Deferred
+		if rule == "" {
+			rule = ent.Policy.Rules.Expire
+		}
+		e.expire(x, e.now, rule)
+		return Item{}, false, e.unlock(), nil
+	}
+	e.lockSessionItem(s, x)
+	return x.Item, true, e.unlock(), nil
 }
 
 // PeekSession returns up to max live items of session group of entity k
 // from sequence number from on, in every state, without locking them
 // (browse). It needs no lock on the session.
 func (e *Engine) PeekSession(now time.Time, k EntityKey, group string, from uint64, max int) ([]Item, error) {
-	return nil, Errorf(EUNAVAILABLE, "not implemented yet")
+	ent, err := e.beginSessions(now, k)
+	if err != nil {
+		return nil, err
+	}
+	defer e.unlock()
+	e.touch(ent, UseBrowse)
+	g := ent.groups[group]
+	if g == nil {
+		return nil, nil
+	}
+	var out []Item
+	for i, n := g.search(from), g.length(); i < n && len(out) < max; i++ {
+		if x := g.at(i); !x.removed {
+			out = append(out, x.Item)
+		}
+	}
+	return out, nil
 }
 
 // GetSessionState returns the state of session group of entity k (SS-4):
@@ -100,7 +196,18 @@ func (e *Engine) PeekSession(now time.Time, k EntityKey, group string, from uint
 // must not modify it. ESESSIONLOCKLOST when holder does not hold the
 // session.
 func (e *Engine) GetSessionState(now time.Time, k EntityKey, group, holder string) ([]byte, error) {
-	return nil, Errorf(EUNAVAILABLE, "not implemented yet")
+	_, s, err := e.beginHeld(now, k, group, holder)
+	if err != nil {
+		return nil, err
+	}
+	defer e.unlock()
+	if !s.hasState {
+		return nil, nil
+	}
+	if s.state == nil {
+		return []byte{}, nil
+	}
+	return s.state, nil
 }
 
 // SetSessionState sets the state of session group of entity k (SS-4); nil
@@ -108,17 +215,92 @@ func (e *Engine) GetSessionState(now time.Time, k EntityKey, group, holder strin
 // the session's lock and items. state belongs to the engine afterwards.
 // ESESSIONLOCKLOST when holder does not hold the session.
 func (e *Engine) SetSessionState(now time.Time, k EntityKey, group, holder string, state []byte) (*Commit, error) {
-	return nil, Errorf(EUNAVAILABLE, "not implemented yet")
+	ent, s, err := e.beginHeld(now, k, group, holder)
+	if err != nil {
+		return nil, err
+	}
+	s.state, s.hasState = state, state != nil
+	if ent.Durable {
+		if state != nil {
+			e.ops = append(e.ops, Op{Kind: OpPutSessionState, Key: ent.EntityKey, Group: group, State: state})
+		} else {
+			e.ops = append(e.ops, Op{Kind: OpDeleteSessionState, Key: ent.EntityKey, Group: group})
+		}
+	}
+	return e.unlock(), nil
 }
 
 // Sessions returns the sessions of entity k, ordered by id: those with
 // items, a holder or a state. It takes time in the number of sessions, not
 // of items. EPRECONDITION when k has no sessions.
 func (e *Engine) Sessions(now time.Time, k EntityKey) ([]SessionInfo, error) {
-	return nil, Errorf(EUNAVAILABLE, "not implemented yet")
+	ent, err := e.beginSessions(now, k)
+	if err != nil {
+		return nil, err
+	}
+	defer e.unlock()
+	out := make([]SessionInfo, 0, len(ent.sessions))
+	for _, s := range ent.sessions {
+		out = append(out, s.info())
+	}
+	slices.SortFunc(out, func(a, b SessionInfo) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
 }
 
 // loadSessionState is Recover's callback for a stored session state.
 func (e *Engine) loadSessionState(k EntityKey, st SessionState) error {
+	ent := e.entities[k]
+	if ent == nil {
+		return Errorf(EINTERNAL, "store holds the state of session %q of unknown entity %s", st.Group, k)
+	}
+	s := e.sessionFor(ent, st.Group)
+	s.state, s.hasState = st.State, true
 	return nil
+}
+
+// beginSessions is begin for a call on entity k with sessions; an entity
+// without them is EPRECONDITION.
+func (e *Engine) beginSessions(now time.Time, k EntityKey) (*entity, error) {
+	ent, err := e.begin(now, k)
+	if err != nil {
+		return nil, err
+	}
+	if !ent.Policy.Sessions {
+		e.unlock()
+		return nil, errNoSessions(ent)
+	}
+	return ent, nil
+}
+
+// beginHeld is beginSessions for a call by holder on session group, which
+// holder must hold, else ESESSIONLOCKLOST.
+func (e *Engine) beginHeld(now time.Time, k EntityKey, group, holder string) (*entity, *session, error) {
+	ent, err := e.beginSessions(now, k)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := heldSession(ent, group, holder)
+	if err != nil {
+		e.unlock()
+		return nil, nil, err
+	}
+	return ent, s, nil
+}
+
+// heldSession returns session group of ent if holder holds it, else
+// ESESSIONLOCKLOST.
+func heldSession(ent *entity, group, holder string) (*session, error) {
+	s := ent.sessions[group]
+	if s == nil || holder == "" || s.holder != holder {
+		return nil, Errorf(ESESSIONLOCKLOST, "the lock on session %q of %q is lost: it ran out, was released, or is held by another receiver", group, ent.Name)
+	}
+	return s, nil
+}
+
+func errNoSessions(ent *entity) error {
+	return Errorf(EPRECONDITION, "%s %q has no sessions", kindOrEntity(ent.Kind), ent.Name)
+}
+
+func errNeedsSession(ent *entity) error {
+	return Errorf(EPRECONDITION, "%s %q requires sessions: accept a session to receive from it", kindOrEntity(ent.Kind), ent.Name)
 }

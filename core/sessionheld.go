@@ -12,31 +12,61 @@ import "time"
 
 // CompleteHeld removes a locked item of holder's session, as Complete does.
 func (e *Engine) CompleteHeld(now time.Time, k EntityKey, group, holder string, seq uint64) (*Commit, error) {
-	return nil, Errorf(EUNAVAILABLE, "not implemented yet")
+	x, err := e.beginHeldItem(now, k, group, holder, seq)
+	if err != nil {
+		return nil, err
+	}
+	e.removeItem(x)
+	return e.unlock(), nil
 }
 
 // ReleaseHeld returns a locked item of holder's session to its place
 // (abandon), as Release does: it is the next the session hands out.
 func (e *Engine) ReleaseHeld(now time.Time, k EntityKey, group, holder string, seq uint64) error {
-	return Errorf(EUNAVAILABLE, "not implemented yet")
+	x, err := e.beginHeldItem(now, k, group, holder, seq)
+	if err != nil {
+		return err
+	}
+	defer e.unlock()
+	e.unlockItem(x, e.now)
+	return nil
 }
 
 // UnlockHeld returns a locked item of holder's session to its place
 // without counting the delivery, as Unlock does.
 func (e *Engine) UnlockHeld(now time.Time, k EntityKey, group, holder string, seq uint64) error {
-	return Errorf(EUNAVAILABLE, "not implemented yet")
+	x, err := e.beginHeldItem(now, k, group, holder, seq)
+	if err != nil {
+		return err
+	}
+	defer e.unlock()
+	if x.DeliveryCount > 0 {
+		x.DeliveryCount--
+	}
+	e.unlockItem(x, e.now)
+	return nil
 }
 
 // DeferHeld sets a locked item of holder's session aside, as Defer does;
 // TakeDeferredSession takes it back.
 func (e *Engine) DeferHeld(now time.Time, k EntityKey, group, holder string, seq uint64) (*Commit, error) {
-	return nil, Errorf(EUNAVAILABLE, "not implemented yet")
+	x, err := e.beginHeldItem(now, k, group, holder, seq)
+	if err != nil {
+		return nil, err
+	}
+	e.deferItem(x)
+	return e.unlock(), nil
 }
 
 // DeadLetterHeld dead-letters a locked item of holder's session, as
 // DeadLetter does.
 func (e *Engine) DeadLetterHeld(now time.Time, k EntityKey, group, holder string, seq uint64, why DeadLetterReason) (*Commit, error) {
-	return nil, Errorf(EUNAVAILABLE, "not implemented yet")
+	x, err := e.beginHeldItem(now, k, group, holder, seq)
+	if err != nil {
+		return nil, err
+	}
+	e.deadLetter(x, why)
+	return e.unlock(), nil
 }
 
 // RenewLockHeld renews the lock of a locked item of holder's session. An
@@ -44,12 +74,42 @@ func (e *Engine) DeadLetterHeld(now time.Time, k EntityKey, group, holder string
 // renews the session's lock to until, as RenewSession does, and returns
 // the item with it.
 func (e *Engine) RenewLockHeld(now time.Time, k EntityKey, group, holder string, seq uint64, until time.Time) (Item, error) {
-	return Item{}, Errorf(EUNAVAILABLE, "not implemented yet")
+	x, err := e.beginHeldItem(now, k, group, holder, seq)
+	if err != nil {
+		return Item{}, err
+	}
+	defer e.unlock()
+	e.lockSession(itemSession(x), holder, until)
+	return x.Item, nil
 }
 
 // SetMetaHeld replaces the Meta of a locked item of holder's session, as
 // SetMeta does (properties-to-modify before an abandon, defer or
 // dead-letter).
 func (e *Engine) SetMetaHeld(now time.Time, k EntityKey, group, holder string, seq uint64, meta []byte) (*Commit, error) {
-	return nil, Errorf(EUNAVAILABLE, "not implemented yet")
+	x, err := e.beginHeldItem(now, k, group, holder, seq)
+	if err != nil {
+		return nil, err
+	}
+	x.Meta = meta
+	x.ModifiedAt = e.now
+	e.putOp(x.ent, x)
+	return e.unlock(), nil
+}
+
+// beginHeldItem takes the engine's lock for a call by holder on item seq
+// of session group of entity k and returns the item, once it has checked
+// that holder holds the session (else ESESSIONLOCKLOST) and that the item
+// is a locked item of it (else ELOCKLOST). On error it releases the lock.
+func (e *Engine) beginHeldItem(now time.Time, k EntityKey, group, holder string, seq uint64) (*item, error) {
+	_, s, err := e.beginHeld(now, k, group, holder)
+	if err != nil {
+		return nil, err
+	}
+	x := s.ent.find(seq)
+	if x == nil || x.State != Locked || x.Group != group {
+		e.unlock()
+		return nil, Errorf(ELOCKLOST, "the lock on item %d of session %q of %q is lost or was never held", seq, group, k.Name)
+	}
+	return x, nil
 }

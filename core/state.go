@@ -27,6 +27,11 @@ type entity struct {
 	chainT    timer
 	chainLast int64
 	memo      reasonMemo
+	// sessions are the entity's sessions (Policy.Sessions), by id, and
+	// avail those free with an active item, in the order they became so
+	// (AcceptSession).
+	sessions map[string]*session
+	avail    sessionList
 	// stats are the entity's counters since it was created or lapse
 	// started (Stats).
 	stats Stats
@@ -65,6 +70,11 @@ func (ent *entity) released(x *item) bool {
 		if q.length() > 0 && q.at(0).Seq <= x.Seq {
 			return false
 		}
+	}
+	// The queues of a group (ScanGroup's, a session's) may still hold x
+	// as a tombstone: an item of a group is never reused.
+	if x.Group != "" {
+		return false
 	}
 	// An entry x left in the chain is dead for good: its join number
 	// matches no item's.
@@ -118,12 +128,21 @@ func (e *Engine) add(ent *entity, x *item) {
 	}
 	ent.counts[x.State]++
 	ent.bytes[x.State] += int64(len(x.Body))
+	var s *session
+	if ent.Policy.Sessions {
+		s = e.sessionFor(ent, x.Group)
+		e.count(s, x, -1, int(x.State))
+	}
 	switch x.State {
 	case Active:
-		ent.ready.pushBack(x)
+		if s != nil {
+			s.ready.pushBack(x)
+		} else {
+			ent.ready.pushBack(x)
+		}
 		x.inReady = true
 		e.armActive(x)
-		e.available(ent)
+		e.itemReady(x)
 	case Scheduled:
 		e.timers.set(&x.t, x.ScheduledAt.UnixNano())
 		x.t.kind = timerSchedule
@@ -140,9 +159,13 @@ func (e *Engine) setState(x *item, s State) {
 	}
 	x.ent.counts[x.State]--
 	x.ent.bytes[x.State] -= int64(len(x.Body))
+	from := x.State
 	x.State = s
 	x.ent.counts[s]++
 	x.ent.bytes[s] += int64(len(x.Body))
+	if ss := itemSession(x); ss != nil {
+		e.count(ss, x, int(from), int(s))
+	}
 }
 
 // armActive arms an active item's expiry; for a head-only entity only the
@@ -263,9 +286,10 @@ func (e *Engine) takeReady(ent *entity) *item {
 func (e *Engine) removeItem(x *item) {
 	ent := x.ent
 	e.disarm(x)
+	ss := itemSession(x)
 	if x.inReady {
 		x.inReady = false
-		ent.ready.tombstone(readyLive)
+		readyQueue(x).tombstone(readyLive)
 	}
 	x.removed = true
 	ent.all.tombstone(allLive)
@@ -279,6 +303,10 @@ func (e *Engine) removeItem(x *item) {
 	}
 	ent.counts[x.State]--
 	ent.bytes[x.State] -= int64(len(x.Body))
+	if ss != nil {
+		e.count(ss, x, int(x.State), -1)
+		e.dropIfEmpty(ss)
+	}
 	if persisted(ent, x) {
 		e.ops = append(e.ops, Op{Kind: OpDeleteItem, Key: ent.EntityKey, Seq: x.Seq})
 	}
@@ -363,6 +391,7 @@ func (e *Engine) deleteEntity(ent *entity) {
 func (e *Engine) dropEntity(ent *entity) {
 	e.timers.remove(&ent.idle)
 	e.timers.remove(&ent.chainT)
+	e.dropSessions(ent)
 	for i, n := 0, ent.all.length(); i < n; i++ {
 		x := ent.all.at(i)
 		if !x.removed {
