@@ -34,6 +34,8 @@ const (
 	condServerBusy       = amqp.Symbol("com.microsoft:server-busy")
 	condSessionCantLock  = amqp.Symbol("com.microsoft:session-cannot-be-locked")
 	condPreconditionFail = amqp.Symbol("amqp:precondition-failed")
+	condSessionLockLost  = amqp.Symbol("com.microsoft:session-lock-lost")
+	condTimeout          = amqp.Symbol("com.microsoft:timeout")
 )
 
 // errorTable maps core's error codes to AMQP conditions and the status
@@ -51,7 +53,10 @@ var errorTable = map[string]struct {
 	core.ECONFLICT:       {condEntityExists, 409},
 	core.EUNAVAILABLE:    {condServerBusy, 503},
 	core.ERESOURCELOCKED: {condSessionCantLock, 410},
-	core.EINTERNAL:       {condInternal, 500},
+	// a session's lock ran out or was released (SS-3); no session to accept
+	core.ESESSIONLOCKLOST: {condSessionLockLost, 410},
+	core.ENOSESSION:       {condTimeout, 408},
+	core.EINTERNAL:        {condInternal, 500},
 }
 
 // amqpError turns an error into an AMQP error; internal errors keep their

@@ -61,7 +61,7 @@ func (s *Server) route(now time.Time, path string, in *inMsg, hops int, enq enqu
 		if props.RequiresDuplicateDetection && hops == 0 && in.duplicateOf(&qe.dups, now, props.DuplicateDetectionHistoryTimeWindow) {
 			return nil, nil
 		}
-		p, err := enq(qe.main.key, in.item(now, in.ttl))
+		p, err := enq(qe.main.key, in.item(now, in.ttl, props.RequiresSession))
 		if err != nil {
 			return nil, err
 		}
@@ -145,7 +145,7 @@ func (s *Server) route(now time.Time, path string, in *inMsg, hops int, enq enqu
 				// a subscription that requires sessions takes no copy
 				// without one: it is dead-lettered there, as the service
 				// does
-				p, err := s.noSessionCopy(now, t.se, cp.item(now, ttl), enq, touch)
+				p, err := s.noSessionCopy(now, t.se, cp.item(now, ttl, false), enq, touch)
 				if err != nil {
 					if core.ErrorCode(err) == core.ENOTFOUND {
 						continue
@@ -155,7 +155,7 @@ func (s *Server) route(now time.Time, path string, in *inMsg, hops int, enq enqu
 				cs = append(cs, p)
 				continue
 			}
-			p, err := enq(t.se.main.key, cp.item(now, ttl))
+			p, err := enq(t.se.main.key, cp.item(now, ttl, t.props.session))
 			if err != nil {
 				if core.ErrorCode(err) == core.ENOTFOUND {
 					continue // deleted meanwhile

@@ -222,7 +222,12 @@ func (ss *session) disposition(d *amqp.Disposition) {
 			state := od.l.settle(od, d.State)
 			if !d.Settled {
 				one := id
-				ss.c.writeFrame(amqp.FrameAMQP, ss.ch, &amqp.Disposition{Role: amqp.RoleSender, First: one, Settled: true, State: state})
+				// not for a link the server detached meanwhile (removeLink)
+				ss.mu.Lock()
+				if ss.links[od.l.peerHandle] == od.l {
+					ss.c.writeFrame(amqp.FrameAMQP, ss.ch, &amqp.Disposition{Role: amqp.RoleSender, First: one, Settled: true, State: state})
+				}
+				ss.mu.Unlock()
 			}
 		}
 		if id == last {
@@ -251,17 +256,34 @@ func (ss *session) detach(d *amqp.Detach) {
 		ss.errorEnd(condUnattached, fmt.Sprintf("detach of handle %d, which is not attached", d.Handle))
 		return
 	}
+	if l.cancelPending() {
+		// a session receiver still waiting for a session: its goroutine
+		// answers the attach and then this detach
+		l.stop()
+		return
+	}
 	l.stop()
+	// the session goes back before the client hears the link is closed,
+	// so that it can accept the session again at once
+	l.releaseSession()
 	ss.c.writeFrame(amqp.FrameAMQP, ss.ch, &amqp.Detach{Handle: l.handle, Closed: d.Closed})
 }
 
 // removeLink forgets a link the server detached; the client's detach
-// that answers it is expected.
+// that answers it is expected. The link's unsettled deliveries are
+// forgotten too: a client that settles one before it sees the detach gets
+// no disposition for it (go-amqp fails on a disposition for a link it saw
+// detached), and the link's detach fails the settlement.
 func (ss *session) removeLink(l *link) {
 	ss.mu.Lock()
 	if ss.links[l.peerHandle] == l {
 		delete(ss.links, l.peerHandle)
 		ss.detached[l.peerHandle] = struct{}{}
+	}
+	for id, od := range ss.unsettled {
+		if od.l == l {
+			delete(ss.unsettled, id)
+		}
 	}
 	if ss.names[l.name] == l {
 		delete(ss.names, l.name)
@@ -291,6 +313,7 @@ func (ss *session) stop() {
 	ss.mu.Unlock()
 	for _, l := range ls {
 		l.stop()
+		l.releaseSession()
 	}
 }
 
