@@ -35,6 +35,17 @@
 //     Complete, Release (abandon, requeue), Unlock (given back unseen: the
 //     delivery does not count), RenewLock, Defer and TakeDeferred,
 //     DeadLetter, Remove, and changes an item's Meta with SetMeta;
+//   - on an entity with sessions (Policy.Sessions, every item with a
+//     Group, its session id), accepts a session for a receiver with
+//     AcceptSession (named, or the next free one with an available item),
+//     renews and releases it with RenewSession and ReleaseSession, hands
+//     out its items with ReceiveSession, TakeSession and
+//     TakeDeferredSession, settles them with the holder-checked CompleteHeld,
+//     ReleaseHeld, UnlockHeld, DeferHeld, DeadLetterHeld, RenewLockHeld and
+//     SetMetaHeld, browses one session with PeekSession, keeps its state
+//     with GetSessionState and SetSessionState, and lists the sessions with
+//     Sessions; a session lock runs out on the engine's clock like any
+//     other due time, and SessionAvailable wakes the receivers of a session;
 //   - reports uses that renew idle leases with Touch and consumer counts
 //     with Consumers; sends, receives and peeks count by themselves.
 //
@@ -62,6 +73,7 @@
 // The engine hands its changes to the Store in the order it makes them
 // (Append, inside its lock, never waiting for I/O); a store commits them in
 // groups and completes each Commit after its commit. Only durable entities
-// and their persistent items are kept; locks are not (a restarted lapse has
-// every locked item available again).
+// and their persistent items are kept, and their sessions' states; locks
+// are not (a restarted lapse has every locked item available again, and
+// every session free).
 package core

@@ -47,7 +47,8 @@ type Item struct {
 	// partition key and id).
 	Key string `json:"key,omitempty"`
 	// Group is an optional partition of the entity's items (a Cosmos
-	// item's partition key): ScanGroup reads one group's items without
+	// item's partition key, a Service Bus message's session id in an
+	// entity with sessions): ScanGroup reads one group's items without
 	// walking the others.
 	Group string `json:"group,omitempty"`
 	// Body and Meta are the payload and the protocol's metadata.

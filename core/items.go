@@ -80,7 +80,8 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 
 // Receive hands out the head of entity k locked until lockUntil (zero: until
 // its holder settles it) and counts a delivery. found is false when no item
-// is available. Expired items are never handed out (SB-6, RB-3).
+// is available. Expired items are never handed out (SB-6, RB-3). An entity
+// with sessions is EPRECONDITION: ReceiveSession serves it.
 func (e *Engine) Receive(now time.Time, k EntityKey, lockUntil time.Time) (it Item, found bool, err error) {
 	e.lock(now)
 	defer e.unlock()
@@ -104,7 +105,8 @@ func (e *Engine) Receive(now time.Time, k EntityKey, lockUntil time.Time) (it It
 }
 
 // Take removes and returns the head of entity k (receive-and-delete,
-// auto-ack), counting a delivery.
+// auto-ack), counting a delivery. An entity with sessions is
+// EPRECONDITION: TakeSession serves it.
 func (e *Engine) Take(now time.Time, k EntityKey) (it Item, found bool, c *Commit, err error) {
 	ent, err := e.begin(now, k)
 	if err != nil {
@@ -210,7 +212,8 @@ func (e *Engine) Release(now time.Time, k EntityKey, seq uint64) error {
 	return nil
 }
 
-// RenewLock extends a locked item's lock to until.
+// RenewLock extends a locked item's lock to until. An item of a session
+// has its session's lock: EPRECONDITION, RenewLockHeld renews that.
 func (e *Engine) RenewLock(now time.Time, k EntityKey, seq uint64, until time.Time) (Item, error) {
 	e.lock(now)
 	defer e.unlock()
@@ -251,7 +254,8 @@ func (e *Engine) deferItem(x *item) {
 // TakeDeferred hands out deferred item seq locked until lockUntil. A deferred
 // item whose expiry passed is dead-lettered or dropped by its entity's policy
 // and not returned (SB-9); found is false then, and when there is no such
-// deferred item.
+// deferred item. An entity with sessions is EPRECONDITION:
+// TakeDeferredSession serves it.
 func (e *Engine) TakeDeferred(now time.Time, k EntityKey, seq uint64, lockUntil time.Time) (it Item, found bool, c *Commit, err error) {
 	ent, err := e.begin(now, k)
 	if err != nil {
@@ -462,7 +466,7 @@ func (e *Engine) ScanGroup(now time.Time, k EntityKey, group string, fn func(*It
 	if err != nil {
 		return err
 	}
-	g := ent.groups[group]
+	g := ent.groupQueue(group)
 	if g == nil {
 		return nil
 	}

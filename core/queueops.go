@@ -22,7 +22,9 @@ func (e *Engine) Counts(now time.Time, k EntityKey) (Counts, int, error) {
 
 // Purge removes every active item of entity k, leaving locked, scheduled
 // and deferred ones, and returns how many it removed (RabbitMQ's
-// queue.purge). Purged items are neither expired nor dead-lettered.
+// queue.purge). Purged items are neither expired nor dead-lettered. The
+// sessions of an entity with sessions lose their active items and keep
+// their states (SS-4) and holders.
 func (e *Engine) Purge(now time.Time, k EntityKey) (int, *Commit, error) {
 	ent, err := e.begin(now, k)
 	if err != nil {
@@ -94,8 +96,8 @@ const (
 // entity k has no active item, so none waits ahead of this one, the item
 // goes straight to the consumer, as h says, and handed is true: one call
 // instead of Enqueue then Receive or Take, and an item with a TTL of 0 is
-// delivered rather than expired (RB-4). Otherwise it is enqueued as Enqueue
-// does and handed is false.
+// delivered rather than expired (RB-4). Otherwise, and always for an
+// entity with sessions, it is enqueued as Enqueue does and handed is false.
 func (e *Engine) EnqueueHanded(now time.Time, k EntityKey, it Item, h Handoff) (out Item, handed bool, c *Commit, err error) {
 	ent, err := e.begin(now, k)
 	if err != nil {

@@ -178,7 +178,7 @@ func (e *Engine) PeekSession(now time.Time, k EntityKey, group string, from uint
 	}
 	defer e.unlock()
 	e.touch(ent, UseBrowse)
-	g := ent.groups[group]
+	g := ent.groupQueue(group)
 	if g == nil {
 		return nil, nil
 	}

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"slices"
 	"time"
 )
@@ -10,14 +11,18 @@ import (
 type session struct {
 	id  string
 	ent *entity
-	// ready holds the session's active items in Seq order: the entity's
-	// own ready queue stays empty.
+	// all holds the session's items in Seq order (the entity's groups do
+	// not), and ready its active items: the entity's ready queue stays
+	// empty.
+	all    seqQueue
 	ready  seqQueue
 	counts [4]int // items by State
 	bytes  int64  // body bytes of the active items
-	// locked are the items handed out under the session's lock: they go
-	// back when it ends.
-	locked map[*item]struct{}
+	// locked holds the items handed out under the session's lock, which
+	// go back when it ends, and stale entries: an item that left the
+	// Locked state, maybe twice (lockedItems). Cheaper than a map for the
+	// usual one or few; compacted when mostly stale.
+	locked []*item
 	// holder holds the session's lock until lockedUntil ("" when free);
 	// t is the lock's timer (timerSession), armed for a lock that runs out.
 	holder      string
@@ -109,9 +114,6 @@ func (e *Engine) count(s *session, x *item, from, to int) {
 		if State(from) == Active {
 			s.bytes -= int64(len(x.Body))
 		}
-		if State(from) == Locked {
-			delete(s.locked, x)
-		}
 	}
 	if to >= 0 {
 		s.counts[to]++
@@ -119,10 +121,10 @@ func (e *Engine) count(s *session, x *item, from, to int) {
 			s.bytes += int64(len(x.Body))
 		}
 		if State(to) == Locked {
-			if s.locked == nil {
-				s.locked = make(map[*item]struct{})
+			if len(s.locked) >= 2*s.counts[Locked]+8 {
+				s.locked = s.lockedItems()
 			}
-			s.locked[x] = struct{}{}
+			s.locked = append(s.locked, x)
 		}
 	}
 	e.relist(s)
@@ -182,8 +184,10 @@ func (e *Engine) itemReady(x *item) {
 func (e *Engine) lockSession(s *session, holder string, until time.Time) {
 	s.holder, s.lockedUntil = holder, until
 	e.relist(s)
-	for x := range s.locked {
-		x.LockedUntil = until
+	for _, x := range s.locked {
+		if x.State == Locked && !x.removed {
+			x.LockedUntil = until
+		}
 	}
 	if until.IsZero() {
 		e.clearSessionTimer(s)
@@ -201,22 +205,18 @@ func (e *Engine) clearSessionTimer(s *session) {
 	delete(e.sessionTimers, &s.t)
 }
 
-// lockedItems returns the items s holds locked, in Seq order.
+// lockedItems returns the items s holds locked, in Seq order, each once.
+// An entry of s.locked always points to an item of s, live or removed: the
+// items of a group are never reused (entity.released).
 func (s *session) lockedItems() []*item {
-	xs := make([]*item, 0, len(s.locked))
-	for x := range s.locked {
-		xs = append(xs, x)
-	}
-	slices.SortFunc(xs, func(a, b *item) int {
-		switch {
-		case a.Seq < b.Seq:
-			return -1
-		case a.Seq > b.Seq:
-			return 1
+	xs := make([]*item, 0, s.counts[Locked])
+	for _, x := range s.locked {
+		if x.State == Locked && !x.removed {
+			xs = append(xs, x)
 		}
-		return 0
-	})
-	return xs
+	}
+	slices.SortFunc(xs, func(a, b *item) int { return cmp.Compare(a.Seq, b.Seq) })
+	return slices.Compact(xs)
 }
 
 // freeSession ends the lock of s: its locked items become available again
@@ -234,6 +234,8 @@ func (e *Engine) freeSession(s *session, lost bool, now time.Time) {
 		}
 		e.unlockItemAt(x, at, now)
 	}
+	clear(s.locked)
+	s.locked = s.locked[:0]
 	e.relist(s)
 	if s.counts[Active] > 0 {
 		e.sessionReady(s)

@@ -11,7 +11,7 @@ type entity struct {
 	all       seqQueue // every item, in Seq order
 	ready     seqQueue // active items, in Seq order
 	keys      map[string]*item
-	groups    map[string]*seqQueue // items by Group, in Seq order
+	groups    map[string]*seqQueue // items by Group, in Seq order, without sessions
 	counts    [4]int               // by State
 	bytes     [4]int64             // body bytes, by State
 	consumers int
@@ -92,6 +92,18 @@ func (e *Engine) newItem() *item {
 	return new(item)
 }
 
+// groupQueue returns the items of group of ent in Seq order, tombstones
+// included, or nil when it has none.
+func (ent *entity) groupQueue(group string) *seqQueue {
+	if ent.Policy.Sessions {
+		if s := ent.sessions[group]; s != nil {
+			return &s.all
+		}
+		return nil
+	}
+	return ent.groups[group]
+}
+
 // find returns the live item seq of ent, or nil.
 func (ent *entity) find(seq uint64) *item {
 	i := ent.all.search(seq)
@@ -115,7 +127,13 @@ func (e *Engine) add(ent *entity, x *item) {
 		}
 		ent.keys[x.Key] = x
 	}
-	if x.Group != "" {
+	var s *session
+	switch {
+	case ent.Policy.Sessions:
+		s = e.sessionFor(ent, x.Group)
+		s.all.insert(x)
+		e.count(s, x, -1, int(x.State))
+	case x.Group != "":
 		if ent.groups == nil {
 			ent.groups = make(map[string]*seqQueue)
 		}
@@ -128,11 +146,6 @@ func (e *Engine) add(ent *entity, x *item) {
 	}
 	ent.counts[x.State]++
 	ent.bytes[x.State] += int64(len(x.Body))
-	var s *session
-	if ent.Policy.Sessions {
-		s = e.sessionFor(ent, x.Group)
-		e.count(s, x, -1, int(x.State))
-	}
 	switch x.State {
 	case Active:
 		if s != nil {
@@ -296,16 +309,16 @@ func (e *Engine) removeItem(x *item) {
 	if x.Key != "" && ent.keys[x.Key] == x {
 		delete(ent.keys, x.Key)
 	}
-	if g := ent.groups[x.Group]; g != nil {
-		if g.tombstone(allLive); g.length() == 0 {
-			delete(ent.groups, x.Group)
-		}
-	}
 	ent.counts[x.State]--
 	ent.bytes[x.State] -= int64(len(x.Body))
 	if ss != nil {
+		ss.all.tombstone(allLive)
 		e.count(ss, x, int(x.State), -1)
 		e.dropIfEmpty(ss)
+	} else if g := ent.groups[x.Group]; g != nil {
+		if g.tombstone(allLive); g.length() == 0 {
+			delete(ent.groups, x.Group)
+		}
 	}
 	if persisted(ent, x) {
 		e.ops = append(e.ops, Op{Kind: OpDeleteItem, Key: ent.EntityKey, Seq: x.Seq})

@@ -12,7 +12,8 @@ import (
 )
 
 // Load calls entity for every stored entity, ordered by protocol and name,
-// and then item for every stored item, ordered by entity and Seq. Times come
+// then item for every stored item, ordered by entity and Seq, and then
+// session for every stored session state, ordered by entity and session. Times come
 // back truncated to the millisecond, in UTC. An error from a callback ends
 // Load, which returns it. Nothing is committed while Load runs, so its
 // callbacks may Append but must not wait for a Commit.
@@ -32,6 +33,9 @@ func (s *Store) Load(ctx context.Context, entity func(core.Entity) error, item f
 		return s.readError(err)
 	}
 	if err := loadItems(ctx, tx, item); err != nil {
+		return s.readError(err)
+	}
+	if err := loadStates(ctx, tx, session); err != nil {
 		return s.readError(err)
 	}
 	return nil
@@ -120,6 +124,28 @@ func loadItems(ctx context.Context, tx *sql.Tx, item func(core.EntityKey, core.I
 		it.EffectiveTTL = fromNanos(effectiveTTL)
 		it.DeliveryCount = uint32(deliveryCount)
 		if err := item(k, it); err != nil {
+			return callbackError{err}
+		}
+	}
+	return rows.Err()
+}
+
+func loadStates(ctx context.Context, tx *sql.Tx, session func(core.EntityKey, core.SessionState) error) error {
+	rows, err := tx.QueryContext(ctx, `SELECT protocol, name, session_group, state
+		FROM session_states ORDER BY protocol, name, session_group`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			k  core.EntityKey
+			st core.SessionState
+		)
+		if err := rows.Scan(&k.Protocol, &k.Name, &st.Group, &st.State); err != nil {
+			return err
+		}
+		if err := session(k, st); err != nil {
 			return callbackError{err}
 		}
 	}

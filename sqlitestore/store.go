@@ -133,7 +133,7 @@ func validate(ops []core.Op) error {
 			if op.Item.Seq > math.MaxInt64 {
 				return core.Errorf(core.EINVALID, "op %d: Seq %d of an item of %v is 2^63 or more", i, op.Item.Seq, op.Key)
 			}
-		case core.OpDeleteEntity, core.OpDeleteItem, core.OpReset:
+		case core.OpDeleteEntity, core.OpDeleteItem, core.OpReset, core.OpPutSessionState, core.OpDeleteSessionState:
 		default:
 			return core.Errorf(core.EINVALID, "op %d: unknown op kind %d", i, op.Kind)
 		}

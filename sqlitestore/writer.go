@@ -131,14 +131,28 @@ func (s *Store) applyOps(ctx context.Context, batch []pending) error {
 				delete(lastSeq, op.Key)
 				_, err = st.deleteItems.ExecContext(ctx, op.Key.Protocol, op.Key.Name)
 				if err == nil {
+					_, err = st.deleteStates.ExecContext(ctx, op.Key.Protocol, op.Key.Name)
+				}
+				if err == nil {
 					_, err = st.deleteEntity.ExecContext(ctx, op.Key.Protocol, op.Key.Name)
 				}
 			case core.OpReset:
 				clear(lastSeq)
 				_, err = st.deleteAllItems.ExecContext(ctx)
 				if err == nil {
+					_, err = st.deleteAllStates.ExecContext(ctx)
+				}
+				if err == nil {
 					_, err = st.deleteAllEntities.ExecContext(ctx)
 				}
+			case core.OpPutSessionState:
+				state := op.State
+				if state == nil {
+					state = []byte{} // a state, not none: the column is NOT NULL
+				}
+				_, err = st.putState.ExecContext(ctx, op.Key.Protocol, op.Key.Name, op.Group, state)
+			case core.OpDeleteSessionState:
+				_, err = st.deleteState.ExecContext(ctx, op.Key.Protocol, op.Key.Name, op.Group)
 			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", opName(op), err)
@@ -216,6 +230,10 @@ func opName(op core.Op) string {
 		return fmt.Sprintf("putting item %d of %v", op.Item.Seq, op.Key)
 	case core.OpDeleteItem:
 		return fmt.Sprintf("deleting item %d of %v", op.Seq, op.Key)
+	case core.OpPutSessionState:
+		return fmt.Sprintf("putting the state of session %q of %v", op.Group, op.Key)
+	case core.OpDeleteSessionState:
+		return fmt.Sprintf("deleting the state of session %q of %v", op.Group, op.Key)
 	}
 	return "resetting"
 }
@@ -254,6 +272,8 @@ type statements struct {
 	deleteItems                       *sql.Stmt
 	raiseLastSeq                      *sql.Stmt
 	deleteAllItems, deleteAllEntities *sql.Stmt
+	putState, deleteState             *sql.Stmt
+	deleteStates, deleteAllStates     *sql.Stmt
 	// rows are the multi-row item statements, prepared on first use.
 	conn *sql.Conn
 	rows map[rowsKey]*sql.Stmt
@@ -282,6 +302,12 @@ func prepare(ctx context.Context, conn *sql.Conn) (*statements, error) {
 		{&st.raiseLastSeq, `UPDATE entities SET last_seq = max(last_seq, ?) WHERE protocol = ? AND name = ?`},
 		{&st.deleteAllItems, `DELETE FROM items`},
 		{&st.deleteAllEntities, `DELETE FROM entities`},
+		// A state of an entity that is not stored is not stored either.
+		{&st.putState, `INSERT OR REPLACE INTO session_states (protocol, name, session_group, state)
+			SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM entities WHERE protocol = ?1 AND name = ?2)`},
+		{&st.deleteState, `DELETE FROM session_states WHERE protocol = ? AND name = ? AND session_group = ?`},
+		{&st.deleteStates, `DELETE FROM session_states WHERE protocol = ? AND name = ?`},
+		{&st.deleteAllStates, `DELETE FROM session_states`},
 	} {
 		stmt, err := conn.PrepareContext(ctx, x.sql)
 		if err != nil {
@@ -298,6 +324,7 @@ func (st *statements) close() error {
 	for _, stmt := range []*sql.Stmt{
 		st.begin, st.commit, st.rollback, st.putEntity, st.deleteEntity,
 		st.deleteItems, st.raiseLastSeq, st.deleteAllItems, st.deleteAllEntities,
+		st.putState, st.deleteState, st.deleteStates, st.deleteAllStates,
 	} {
 		if stmt != nil {
 			if e := stmt.Close(); err == nil {

@@ -21,6 +21,7 @@ type modelEntity struct {
 	entity     core.Entity // as last put
 	minLastSeq uint64      // the least LastSeq Load may return
 	items      map[uint64]core.Item
+	states     map[string][]byte // session states, by session
 }
 
 func newModel() *model {
@@ -35,7 +36,7 @@ func (m *model) apply(ops ...core.Op) {
 			e := *op.Entity
 			me := m.entities[e.EntityKey]
 			if me == nil {
-				me = &modelEntity{items: map[uint64]core.Item{}}
+				me = &modelEntity{items: map[uint64]core.Item{}, states: map[string][]byte{}}
 				m.entities[e.EntityKey] = me
 			}
 			me.entity = e
@@ -55,6 +56,14 @@ func (m *model) apply(ops ...core.Op) {
 			}
 		case core.OpReset:
 			clear(m.entities)
+		case core.OpPutSessionState:
+			if me := m.entities[op.Key]; me != nil {
+				me.states[op.Group] = op.State
+			}
+		case core.OpDeleteSessionState:
+			if me := m.entities[op.Key]; me != nil {
+				delete(me.states, op.Group)
+			}
 		default:
 			panic(fmt.Sprintf("storetest: unknown op kind %d", op.Kind))
 		}
@@ -100,6 +109,20 @@ func (m *model) check(tb testing.TB, snap Snapshot) {
 	for k, items := range snap.Items {
 		if m.entities[k] == nil && len(items) > 0 {
 			tb.Errorf("Load returned %d items of %v, which is not stored", len(items), k)
+		}
+	}
+	for k, me := range m.entities {
+		got := snap.States[k]
+		if got == nil {
+			got = map[string][]byte{}
+		}
+		if diff := gocmp.Diff(me.states, got, CmpOptions()); diff != "" {
+			tb.Errorf("loaded session states of %v differ from those put (-want +got):\n%s", k, diff)
+		}
+	}
+	for k, states := range snap.States {
+		if m.entities[k] == nil && len(states) > 0 {
+			tb.Errorf("Load returned %d session states of %v, which is not stored", len(states), k)
 		}
 	}
 }

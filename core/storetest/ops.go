@@ -63,3 +63,11 @@ func deleteItem(k core.EntityKey, seq uint64) core.Op {
 func reset() core.Op {
 	return core.Op{Kind: core.OpReset}
 }
+
+func putState(k core.EntityKey, group string, state []byte) core.Op {
+	return core.Op{Kind: core.OpPutSessionState, Key: k, Group: group, State: state}
+}
+
+func deleteState(k core.EntityKey, group string) core.Op {
+	return core.Op{Kind: core.OpDeleteSessionState, Key: k, Group: group}
+}

@@ -77,6 +77,13 @@ func (g *generator) op() core.Op {
 		return deleteEntity(k)
 	case x < 132:
 		return reset()
+	case x < 150:
+		// Put a session state, or delete one, stored or not.
+		group := fmt.Sprint("session-", g.r.IntN(5))
+		if g.r.IntN(3) == 0 {
+			return deleteState(k, group)
+		}
+		return putState(k, group, g.bytes())
 	case x < 350:
 		// Delete a stored item, or now and then one that is not.
 		seqs := sortedSeqs(me.items)

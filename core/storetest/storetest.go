@@ -32,6 +32,10 @@
 //   - Append with no ops returns a Commit that succeeds.
 //   - An error returned by a Load callback ends Load, which returns it.
 //   - OpPutEntity stores the entity under its own key (Entity.EntityKey).
+//   - A session state is stored per entity and session (Group), whatever
+//     its size or bytes; nil and empty are the same, and both are a state.
+//     Deleting an entity deletes its states; putting a state of an entity
+//     that is not stored does nothing.
 //
 // The suite never puts an item of an entity that is not stored, and keeps
 // Seqs below 2^63 (SQLite's INTEGER is signed).
@@ -82,6 +86,8 @@ func Run(t *testing.T, open Opener) {
 		{"LoadReturnsCallbackError", testLoadCallbackError},
 		{"CommitDoneChan", testCommitDoneChan},
 		{"ConcurrentAppends", testConcurrentAppends},
+		{"SessionStatesRoundTrip", testSessionStatesRoundTrip},
+		{"SessionStatesGoWithTheirEntity", testSessionStatesGoWithTheirEntity},
 		{"RandomOpsMatchModel", testRandomOps},
 	}
 	for _, tc := range tests {

@@ -130,7 +130,8 @@ func (r *recorder) Errorf(format string, args ...any) {
 }
 
 // TestModelNoticesDifferences checks that the suite's comparison is not
-// vacuous: a lost item, an extra entity and untruncated times all fail it.
+// vacuous: a lost item, an extra entity, untruncated times and a lost or
+// stray session state all fail it.
 func TestModelNoticesDifferences(t *testing.T) {
 	k := key(core.ServiceBus, "q")
 	cases := []struct {
@@ -165,6 +166,21 @@ func TestModelNoticesDifferences(t *testing.T) {
 			s.Append([]core.Op{putEntity(newEntity(k)), putItem(k, it)})
 		}, func(m *model) {
 			m.apply(putEntity(newEntity(k)), putItem(k, fullItem(1)))
+		}},
+		{"LostSessionState", func(s *mapStore) {
+			s.Append([]core.Op{putEntity(newEntity(k))})
+		}, func(m *model) {
+			m.apply(putEntity(newEntity(k)), putState(k, "s", nil))
+		}},
+		{"SessionStateDiffers", func(s *mapStore) {
+			s.Append([]core.Op{putEntity(newEntity(k)), putState(k, "s", []byte("a"))})
+		}, func(m *model) {
+			m.apply(putEntity(newEntity(k)), putState(k, "s", []byte("b")))
+		}},
+		{"StateOfDeletedEntity", func(s *mapStore) {
+			s.Append([]core.Op{putEntity(newEntity(k)), putState(k, "s", []byte("a"))})
+		}, func(m *model) {
+			m.apply(putEntity(newEntity(k)), putState(k, "s", []byte("a")), deleteEntity(k))
 		}},
 	}
 	for _, tc := range cases {
