@@ -73,3 +73,24 @@ func TestEntityPageListsSessions(t *testing.T) {
 		t.Error("the page of a queue without sessions lists sessions")
 	}
 }
+
+// issue 14.7: /metrics counts an entity's sessions, held and free.
+func TestSessionMetrics(t *testing.T) {
+	f := MustFixture(t)
+	k := core.EntityKey{Protocol: core.ServiceBus, Name: "sq"}
+	f.MustCreate(t, core.Entity{EntityKey: k, Kind: "queue", Policy: core.Policy{Sessions: true}})
+	for _, g := range []string{"a", "b", "c"} {
+		f.MustEnqueue(t, k, core.Item{Group: g, Body: []byte(g)})
+	}
+	if _, err := f.engine.AcceptSession(f.clock.Now(), k, "b", "r", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	got, types := f.scrape(t, "lapse_sessions")
+	want := lines(`
+lapse_sessions{entity="sq",kind="queue",protocol="servicebus",state="free"} 2
+lapse_sessions{entity="sq",kind="queue",protocol="servicebus",state="held"} 1
+`)
+	if diff := cmp.Diff(want, got); diff != "" || types["lapse_sessions"] != "gauge" {
+		t.Errorf("lapse_sessions (-want +got):\n%s\ntype %q", diff, types["lapse_sessions"])
+	}
+}
