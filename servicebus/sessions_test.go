@@ -531,3 +531,32 @@ func TestSubscriptionSessionsAndListing(t *testing.T) {
 		t.Fatalf("listed sessions %v, want x (state) and y (a message)", ids)
 	}
 }
+
+// rule: SS-2 (renewing the lock of a session's message renews the
+// session's lock: a message of a session has no lock of its own), through
+// renew-lock on $management as the SDKs send it
+func TestRenewMessageLockOfSessionMessageRenewsSession_SS2(t *testing.T) {
+	f := MustServer(t)
+	f.sessionQueue("sq", nil)
+	f.sb().send("sq", sessionMsg("a1", "a"))
+	s := MustSession(t, f.MustDialAMQP(t, "sq"))
+	r, err := s.NewReceiver(ctx(t), "sq", &amqp.ReceiverOptions{
+		SettlementMode: amqp.ReceiverSettleModeSecond.Ptr(), Credit: -1,
+		Filters: []amqp.LinkFilter{amqp.NewLinkFilter("com.microsoft:session-filter", 0x137000000C, "a")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := MustReceive(t, r)
+	tok := m.DeliveryAnnotations["x-opt-lock-token"].(amqp.UUID)
+	f.advance(45 * time.Second)
+	resp := mgmtRequest(t, s, "sq", "com.microsoft:renew-lock", map[string]any{"lock-tokens": []amqp.UUID{tok}, "session-id": "a"})
+	exp, _ := resp.Value.(map[string]any)["expirations"].([]time.Time)
+	if resp.ApplicationProperties["statusCode"] != int32(200) || len(exp) != 1 || !exp[0].Equal(t0.Add(105*time.Second)) {
+		t.Fatalf("renew-lock: %v %v, want the renewal + 1 min", resp.ApplicationProperties, resp.Value)
+	}
+	f.advance(30 * time.Second) // past the first lock's end
+	if err := r.AcceptMessage(ctx(t), m); err != nil {
+		t.Fatalf("completing under the renewed session lock: %v", err)
+	}
+}
