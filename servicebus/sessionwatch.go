@@ -7,7 +7,31 @@ import "github.com/lapse-emulator/lapse/core"
 // free. The entity's receivers look: the holder of the session, and the
 // session receivers waiting for a next session.
 func (s *Server) sessionAvailable(k core.EntityKey, group string) {
-	s.available(k)
+	s.mu.RLock()
+	n := s.byKey[k]
+	s.mu.RUnlock()
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	for l := range n.waiters {
+		if l.wants(group) {
+			l.wake()
+		}
+	}
+	n.mu.Unlock()
+}
+
+// wants reports whether a receiver looks for messages of session group:
+// a receiver without sessions, the holder of the session, or a session
+// receiver that waits for a next session.
+func (l *link) wants(group string) bool {
+	if l.sess == nil {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.sess.accepted || l.sess.id == group
 }
 
 // watchSessionLocks makes sure session lock losses reach the receivers
