@@ -676,10 +676,12 @@ func (l *link) stop() {
 	})
 }
 
-// forceDetach detaches a link from the server's side with an error.
+// forceDetach detaches a link from the server's side with an error,
+// unless the client detached it already.
 func (l *link) forceDetach(e *amqp.Error) {
 	l.stop()
 	l.releaseSession()
-	l.ss.removeLink(l)
-	l.ss.c.writeFrame(amqp.FrameAMQP, l.ss.ch, &amqp.Detach{Handle: l.handle, Closed: true, Error: e})
+	if l.ss.removeLink(l) {
+		l.ss.write(&amqp.Detach{Handle: l.handle, Closed: true, Error: e})
+	}
 }

@@ -224,7 +224,7 @@ func (l *link) awaitSession(a *amqp.Attach, reply *amqp.Attach) bool {
 			}
 			l.sessionReply(reply, a, until)
 			l.sess.attached = true
-			l.ss.c.writeFrame(amqp.FrameAMQP, l.ss.ch, reply)
+			l.ss.write(reply)
 			l.mu.Unlock()
 			return true
 		}
@@ -257,11 +257,9 @@ func (l *link) awaitSession(a *amqp.Attach, reply *amqp.Attach) bool {
 // first, as the answer to its detach.
 func (l *link) refusePending(reply *amqp.Attach, e *amqp.Error) {
 	reply.Source = nil
-	c := l.ss.c
-	c.writeFrame(amqp.FrameAMQP, l.ss.ch, reply)
-	c.writeFrame(amqp.FrameAMQP, l.ss.ch, &amqp.Detach{Handle: l.handle, Closed: true, Error: e})
+	l.ss.write(reply, &amqp.Detach{Handle: l.handle, Closed: true, Error: e})
 	if e != nil {
-		c.log.Debug("session receiver refused", "name", l.name, "condition", e.Condition, "description", e.Description)
+		l.ss.c.log.Debug("session receiver refused", "name", l.name, "condition", e.Condition, "description", e.Description)
 	}
 }
 
