@@ -560,3 +560,32 @@ func TestRenewMessageLockOfSessionMessageRenewsSession_SS2(t *testing.T) {
 		t.Fatalf("completing under the renewed session lock: %v", err)
 	}
 }
+
+// issue 14.7: a queue and a subscription declared with RequiresSession in
+// the official emulator's Config.json serve sessions.
+func TestConfigJSONRequiresSessionServesSessions(t *testing.T) {
+	f := MustServer(t)
+	err := f.s.LoadConfig([]byte(`{"UserConfig": {"Namespaces": [{"Name": "sbemulatorns",
+		"Queues": [{"Name": "sq", "Properties": {"RequiresSession": true, "LockDuration": "PT1M"}}],
+		"Topics": [{"Name": "t", "Properties": {}, "Subscriptions": [{"Name": "ss", "Properties": {"RequiresSession": true}}]}]}]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.sb()
+	c.send("sq", sessionMsg("q1", "a"))
+	c.send("t", sessionMsg("t1", "b"))
+	r, err := c.acceptNext("sq", 5*time.Second)
+	if err != nil || r.SessionID() != "a" {
+		t.Fatalf("accept next on the queue: %v", err)
+	}
+	cx, cancel := context.WithTimeout(ctx(t), 5*time.Second)
+	defer cancel()
+	s, err := c.c.AcceptNextSessionForSubscription(cx, "t", "ss", nil)
+	if err != nil {
+		t.Fatalf("accept next on the subscription: %v", err)
+	}
+	defer s.Close(ctx(t))
+	if got := names(receiveSession(t, s, 1)); s.SessionID() != "b" || !slices.Equal(got, []string{"t1"}) {
+		t.Fatalf("subscription session %q gave %v", s.SessionID(), got)
+	}
+}
