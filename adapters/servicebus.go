@@ -81,6 +81,10 @@ type ServiceBusEntity struct {
 	// AutoDeleteOnIdle deletes the entity after that long idle (SB-10);
 	// TimeSpanMax means never.
 	AutoDeleteOnIdle time.Duration
+	// RequiresSession groups a queue's or subscription's messages into
+	// sessions by their session id, each received under a session lock
+	// (SS-1..SS-5).
+	RequiresSession bool
 }
 
 // NewServiceBusEntity returns an entity of that kind and tier with the
@@ -150,7 +154,9 @@ var serviceBusRules = core.RuleIDs{
 // 14 days at most on the basic tier, counted from the (possibly scheduled)
 // enqueue time (SB-1, SB-4) and not applied to messages already stored
 // (SB-12), expired messages dead-lettered or dropped (SB-8), and idle
-// deletion with the uses SB-10 counts for the entity's kind.
+// deletion with the uses SB-10 counts for the entity's kind; a queue or
+// subscription that requires sessions keeps its messages in sessions whose
+// locks run out by SS-3.
 func (e ServiceBusEntity) Policy() (core.Policy, error) {
 	if err := e.Validate(); err != nil {
 		return core.Policy{}, err
@@ -170,6 +176,10 @@ func (e ServiceBusEntity) Policy() (core.Policy, error) {
 	}
 	if e.DeadLetteringOnMessageExpiration {
 		p.OnExpire = core.DeadLetter
+	}
+	if e.RequiresSession && e.Kind != ServiceBusTopic {
+		p.Sessions = true
+		p.Rules.SessionLock = "SS-3"
 	}
 	return p, nil
 }

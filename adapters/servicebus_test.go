@@ -72,6 +72,21 @@ func TestServiceBusPolicy(t *testing.T) {
 			DefaultTTL: core.Forever, MaxTTL: core.Forever,
 			IdleTTL: core.After(5 * time.Minute), IdleUses: queueUses, Rules: serviceBusRules,
 		}},
+		// issue 14.7, rule: SS-3 (a session entity's messages are held in
+		// sessions, whose locks run out by SS-3)
+		{"QueueRequiresSession", sbEntity(ServiceBusQueue, ServiceBusStandard, func(e *ServiceBusEntity) {
+			e.RequiresSession = true
+		}), core.Policy{
+			DefaultTTL: core.Forever, MaxTTL: core.Forever, IdleTTL: core.Forever, IdleUses: queueUses, Sessions: true,
+			Rules: withSessionLock(serviceBusRules),
+		}},
+		{"SubscriptionRequiresSession", sbEntity(ServiceBusSubscription, ServiceBusStandard, func(e *ServiceBusEntity) {
+			e.RequiresSession = true
+		}), core.Policy{
+			DefaultTTL: core.Forever, MaxTTL: core.Forever, IdleTTL: core.Forever, Sessions: true,
+			IdleUses: core.UseReceive | core.UseUpdate | core.UseRule | core.UseBrowse | core.UseForward,
+			Rules:    withSessionLock(serviceBusRules),
+		}},
 		// rule: SB-10
 		{"TopicIdleCountsSubscriptionOperations", sbEntity(ServiceBusTopic, ServiceBusStandard, func(e *ServiceBusEntity) {
 			e.AutoDeleteOnIdle = time.Hour
@@ -100,6 +115,12 @@ func TestServiceBusPolicy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withSessionLock returns rules with the session lock's rule, SS-3.
+func withSessionLock(r core.RuleIDs) core.RuleIDs {
+	r.SessionLock = "SS-3"
+	return r
 }
 
 func TestServiceBusPolicyRules(t *testing.T) {

@@ -39,17 +39,19 @@ type EntityView struct {
 
 // PolicyView is an entity's core.Policy in words.
 type PolicyView struct {
-	DefaultTTL               string       `json:"defaultTtl"`
-	MaxTTL                   string       `json:"maxTtl"`
-	IgnoreItemTTL            bool         `json:"ignoreItemTtl"`
-	Base                     string       `json:"base"`     // "enqueue" or "modified"
-	OnExpire                 string       `json:"onExpire"` // "drop" or "dead-letter"
-	Retroactive              bool         `json:"retroactive"`
-	HeadOnly                 bool         `json:"headOnly"`
-	IdleTTL                  string       `json:"idleTtl"`
-	IdleUses                 []string     `json:"idleUses"`
-	IdleOnlyWithoutConsumers bool         `json:"idleOnlyWithoutConsumers"`
-	Rules                    core.RuleIDs `json:"rules"`
+	DefaultTTL               string   `json:"defaultTtl"`
+	MaxTTL                   string   `json:"maxTtl"`
+	IgnoreItemTTL            bool     `json:"ignoreItemTtl"`
+	Base                     string   `json:"base"`     // "enqueue" or "modified"
+	OnExpire                 string   `json:"onExpire"` // "drop" or "dead-letter"
+	Retroactive              bool     `json:"retroactive"`
+	HeadOnly                 bool     `json:"headOnly"`
+	IdleTTL                  string   `json:"idleTtl"`
+	IdleUses                 []string `json:"idleUses"`
+	IdleOnlyWithoutConsumers bool     `json:"idleOnlyWithoutConsumers"`
+	// Sessions is true for an entity whose items are held in sessions.
+	Sessions bool         `json:"sessions,omitempty"`
+	Rules    core.RuleIDs `json:"rules"`
 }
 
 // ItemView is one item as GET /api/entities/{protocol}/{name}/items shows
@@ -61,8 +63,11 @@ type PolicyView struct {
 // payload (else of the body) when it is valid UTF-8 text (absent
 // otherwise). Meta, the protocol's metadata, is base64 too.
 type ItemView struct {
-	Seq           uint64     `json:"seq"`
-	Key           string     `json:"key,omitempty"`
+	Seq uint64 `json:"seq"`
+	Key string `json:"key,omitempty"`
+	// Group is the item's group: a Service Bus message's session id, a
+	// Cosmos DB item's partition.
+	Group         string     `json:"group,omitempty"`
 	State         string     `json:"state"`
 	EnqueuedAt    time.Time  `json:"enqueuedAt"`
 	ModifiedAt    time.Time  `json:"modifiedAt"`
@@ -106,8 +111,14 @@ func (s *Server) getEntities(c *gin.Context) {
 
 // getItems answers GET /api/entities/{protocol}/{name...}/items[?limit=N]:
 // the entity's items in sequence order, at most N (default 100, 0 for all).
+// GET /api/entities/{protocol}/{name...}/sessions goes to getSessions.
 func (s *Server) getItems(c *gin.Context) {
-	name, ok := strings.CutSuffix(strings.TrimPrefix(c.Param("rest"), "/"), "/items")
+	rest := strings.TrimPrefix(c.Param("rest"), "/")
+	if name, ok := strings.CutSuffix(rest, "/sessions"); ok && name != "" {
+		s.getSessions(c, core.EntityKey{Protocol: c.Param("protocol"), Name: name})
+		return
+	}
+	name, ok := strings.CutSuffix(rest, "/items")
 	if !ok || name == "" {
 		s.writeError(c, core.Errorf(core.ENOTFOUND, "no such endpoint: %s %s (use /api/entities/{protocol}/{name}/items)", c.Request.Method, c.Request.URL.Path))
 		return
@@ -182,6 +193,7 @@ func policyView(p *core.Policy) PolicyView {
 		IdleTTL:                  p.IdleTTL.String(),
 		IdleUses:                 useNames(p.IdleUses),
 		IdleOnlyWithoutConsumers: p.IdleOnlyWithoutConsumers,
+		Sessions:                 p.Sessions,
 		Rules:                    p.Rules,
 	}
 	if p.Base == core.FromModified {
@@ -217,6 +229,7 @@ func itemView(it *core.Item) ItemView {
 	v := ItemView{
 		Seq:           it.Seq,
 		Key:           it.Key,
+		Group:         it.Group,
 		State:         it.State.String(),
 		EnqueuedAt:    it.EnqueuedAt,
 		ModifiedAt:    it.ModifiedAt,

@@ -153,6 +153,7 @@ type engineCollector struct {
 
 	received, delivered, expired, deadLettered *prometheus.Desc
 	items, entities, connections               *prometheus.Desc
+	sessions                                   *prometheus.Desc
 }
 
 func newEngineCollector(e *core.Engine, clock *core.Clock, conns func() map[string]int) *engineCollector {
@@ -177,12 +178,15 @@ func newEngineCollector(e *core.Engine, clock *core.Clock, conns func() map[stri
 			"Entities by protocol and kind.", []string{"protocol", "kind"}, nil),
 		connections: prometheus.NewDesc("lapse_connections",
 			"Open client connections by protocol.", []string{"protocol"}, nil),
+		sessions: prometheus.NewDesc("lapse_sessions",
+			"Sessions of an entity with sessions (a Service Bus queue or subscription that requires sessions), held by a receiver or free: those with messages, a holder or a state.",
+			[]string{"protocol", "kind", "entity", "state"}, nil),
 	}
 }
 
 // Describe sends the descriptions of every metric Collect makes.
 func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.received, c.delivered, c.expired, c.deadLettered, c.items, c.entities, c.connections} {
+	for _, d := range []*prometheus.Desc{c.received, c.delivered, c.expired, c.deadLettered, c.items, c.entities, c.connections, c.sessions} {
 		ch <- d
 	}
 }
@@ -192,7 +196,8 @@ func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 	type protocolKind struct{ protocol, kind string }
 	kinds := map[protocolKind]int{}
-	for _, s := range c.engine.Stats(c.clock.Now()) {
+	now := c.clock.Now()
+	for _, s := range c.engine.Stats(now) {
 		// A label value must be UTF-8; a RabbitMQ queue name need not be.
 		p, k, name := validUTF8(s.Protocol), validUTF8(s.Kind), validUTF8(s.Name)
 		kinds[protocolKind{p, k}]++
@@ -213,6 +218,7 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 		}{{core.Active, s.Counts.Active}, {core.Scheduled, s.Counts.Scheduled}, {core.Locked, s.Counts.Locked}, {core.Deferred, s.Counts.Deferred}} {
 			send(ch, c.items, prometheus.GaugeValue, float64(x.n), p, k, name, x.st.String())
 		}
+		c.collectSessions(ch, now, s.EntityKey, p, k, name)
 	}
 	for pk, n := range kinds {
 		send(ch, c.entities, prometheus.GaugeValue, float64(n), pk.protocol, pk.kind)
@@ -222,6 +228,26 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 			send(ch, c.connections, prometheus.GaugeValue, float64(n), validUTF8(p))
 		}
 	}
+}
+
+// collectSessions sends the held and free sessions of entity key, when it
+// has sessions.
+func (c *engineCollector) collectSessions(ch chan<- prometheus.Metric, now time.Time, key core.EntityKey, p, k, name string) {
+	if en, ok := c.engine.Entity(key); !ok || !en.Policy.Sessions {
+		return
+	}
+	in, err := c.engine.Sessions(now, key)
+	if err != nil {
+		return
+	}
+	held := 0
+	for _, x := range in {
+		if x.Holder != "" {
+			held++
+		}
+	}
+	send(ch, c.sessions, prometheus.GaugeValue, float64(held), p, k, name, "held")
+	send(ch, c.sessions, prometheus.GaugeValue, float64(len(in)-held), p, k, name, "free")
 }
 
 // send sends one metric, or one that fails the scrape's error report

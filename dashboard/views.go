@@ -172,6 +172,11 @@ type entityPage struct {
 	DeadLetters bool
 	// CanQuery is true when the protocol has a query language for it.
 	CanQuery bool
+	// HasSessions is true for an entity whose items are held in sessions:
+	// Sessions lists the first of its SessionTotal sessions.
+	HasSessions  bool
+	Sessions     []SessionView
+	SessionTotal int
 }
 
 func (p *entityPage) pageTitle() string { return p.Entity.Name }
@@ -206,6 +211,9 @@ func (s *Server) entityData(c *gin.Context) (any, error) {
 		}
 	}
 	_, p.CanQuery = s.cfg.Queries[k.Protocol]
+	if err := s.entitySessions(p, now, k); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

@@ -62,6 +62,11 @@ type conn struct {
 	ackOnce sync.Once
 	acks    chan pendingAck
 
+	// held are the session receivers that hold a session, by link name
+	// (sessionlink.go).
+	hmu  sync.Mutex
+	held map[string]*link
+
 	// opened is set once the open frames are exchanged (Connections).
 	opened atomic.Bool
 }

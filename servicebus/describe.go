@@ -180,7 +180,14 @@ func (s *Server) resubmit(dlq *core.Entity, it core.Item) (string, core.Item, er
 			ttl = adapters.ServiceBusCopyTTL(pol, ttl)
 		}
 	}
+	out := core.Item{Body: it.Body, TTL: ttl, Persistent: true}
+	if s.pathRequiresSession(src) {
+		if out.Group = in.sessionID(); out.Group == "" {
+			return "", core.Item{}, core.Errorf(core.EINVALID, "message %d of %q cannot be resubmitted: it has no session id and %q requires sessions", it.Seq, dlq.Name, src)
+		}
+	}
 	meta.DeadLetterReason, meta.DeadLetterDescription, meta.DeadLetterSource = "", "", ""
 	meta.EnqueuedSeq = 0
-	return src, core.Item{Body: it.Body, Meta: meta.marshal(), TTL: ttl, Persistent: true}, nil
+	out.Meta = meta.marshal()
+	return src, out, nil
 }

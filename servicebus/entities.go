@@ -71,6 +71,9 @@ type node struct {
 	kind  subQueue
 	queue *queueEnt // the owner: a queue or a subscription
 	sub   *subEnt
+	// sessions is true for the main node of a queue or subscription that
+	// requires sessions; RequiresSession never changes.
+	sessions bool
 
 	mu      sync.Mutex
 	waiters map[*link]struct{}
@@ -98,16 +101,9 @@ func (n *node) maxDeliveryCount() int32 {
 	return n.sub.props.MaxDeliveryCount
 }
 
-// requiresSession reports whether the node's owner is session-enabled.
-func (n *node) requiresSession() bool {
-	if n.kind != subMain {
-		return false
-	}
-	if n.queue != nil {
-		return n.queue.props.RequiresSession
-	}
-	return n.sub.props.RequiresSession
-}
+// requiresSession reports whether the node's owner is session-enabled
+// (its dead-letter queues are not).
+func (n *node) requiresSession() bool { return n.sessions }
 
 // signal wakes the node's waiting receivers.
 func (n *node) signal() {
@@ -219,6 +215,7 @@ func (s *Server) queuePolicy(p atom.QueueProperties) (core.Policy, error) {
 	e.DefaultMessageTimeToLive = p.DefaultMessageTimeToLive
 	e.DeadLetteringOnMessageExpiration = p.DeadLetteringOnMessageExpiration
 	e.AutoDeleteOnIdle = p.AutoDeleteOnIdle
+	e.RequiresSession = p.RequiresSession
 	return e.Policy()
 }
 
@@ -236,6 +233,7 @@ func (s *Server) subscriptionPolicy(p atom.SubscriptionProperties) (core.Policy,
 	e.DefaultMessageTimeToLive = p.DefaultMessageTimeToLive
 	e.DeadLetteringOnMessageExpiration = p.DeadLetteringOnMessageExpiration
 	e.AutoDeleteOnIdle = p.AutoDeleteOnIdle
+	e.RequiresSession = p.RequiresSession
 	return e.Policy()
 }
 
@@ -282,6 +280,9 @@ func subscriptionSettings(p atom.SubscriptionProperties, rules []*rule) []core.S
 		durationSetting("LockDuration", p.LockDuration),
 		{Key: "MaxDeliveryCount", Value: fmt.Sprint(p.MaxDeliveryCount)},
 		durationSetting("AutoDeleteOnIdle", p.AutoDeleteOnIdle),
+	}
+	if p.RequiresSession {
+		st = append(st, core.Setting{Key: "RequiresSession", Value: "true"})
 	}
 	if p.ForwardTo != "" {
 		st = append(st, core.Setting{Key: "ForwardTo", Value: p.ForwardTo})

@@ -1,6 +1,10 @@
 package servicebus
 
 import (
+	"encoding/hex"
+	"fmt"
+
+	"github.com/google/uuid"
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/servicebus/amqp"
 )
@@ -30,6 +34,8 @@ const (
 	condServerBusy       = amqp.Symbol("com.microsoft:server-busy")
 	condSessionCantLock  = amqp.Symbol("com.microsoft:session-cannot-be-locked")
 	condPreconditionFail = amqp.Symbol("amqp:precondition-failed")
+	condSessionLockLost  = amqp.Symbol("com.microsoft:session-lock-lost")
+	condTimeout          = amqp.Symbol("com.microsoft:timeout")
 )
 
 // errorTable maps core's error codes to AMQP conditions and the status
@@ -47,7 +53,10 @@ var errorTable = map[string]struct {
 	core.ECONFLICT:       {condEntityExists, 409},
 	core.EUNAVAILABLE:    {condServerBusy, 503},
 	core.ERESOURCELOCKED: {condSessionCantLock, 410},
-	core.EINTERNAL:       {condInternal, 500},
+	// a session's lock ran out or was released (SS-3); no session to accept
+	core.ESESSIONLOCKLOST: {condSessionLockLost, 410},
+	core.ENOSESSION:       {condTimeout, 408},
+	core.EINTERNAL:        {condInternal, 500},
 }
 
 // amqpError turns an error into an AMQP error; internal errors keep their
@@ -76,4 +85,36 @@ func statusOf(err error) (int32, string) {
 
 func errEntityGone(path string) *amqp.Error {
 	return &amqp.Error{Condition: condNotFound, Description: "The messaging entity '" + path + "' could not be found."}
+}
+
+// tracked ends an error description the way the service ends its own: a
+// tracking id, the system tracker naming the namespace and the entity
+// node n belongs to, and the time. A queue is "<namespace>:Queue:<name>",
+// a subscription "<namespace>:Topic:<topic>|<subscription>".
+func (s *Server) tracked(desc string, n *node) string {
+	tracker := s.cfg.Namespace
+	switch {
+	case n == nil:
+	case n.sub != nil:
+		tracker += ":Topic:" + n.sub.topic.name + "|" + n.sub.name
+	default:
+		tracker += ":Queue:" + n.queue.name
+	}
+	u := uuid.New()
+	return fmt.Sprintf("%s TrackingId:%s_G0, SystemTracker:%s, Timestamp:%s",
+		desc, hex.EncodeToString(u[:]), tracker, s.now().UTC().Format("2006-01-02T15:04:05"))
+}
+
+// errNonSessionReceiver is the service's refusal of a receiver without a
+// session filter on an entity that requires sessions.
+func (s *Server) errNonSessionReceiver(n *node) *amqp.Error {
+	return &amqp.Error{Condition: condNotAllowed,
+		Description: s.tracked("It is not possible for an entity that requires sessions to create a non-sessionful message receiver.", n)}
+}
+
+// errSessionReceiverOnPlainEntity is the service's refusal of a session
+// receiver on an entity that does not require sessions.
+func (s *Server) errSessionReceiverOnPlainEntity(n *node) *amqp.Error {
+	return &amqp.Error{Condition: condNotAllowed,
+		Description: s.tracked("A sessionful message receiver cannot be created on an entity that does not require sessions. Ensure RequiresSession is set to true when creating a Queue or Subscription to enable sessionful behavior.", n)}
 }

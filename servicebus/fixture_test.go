@@ -128,7 +128,14 @@ func (f *fixture) advance(d time.Duration) {
 // connection string, closed at the end of the test.
 func (f *fixture) MustClient() *azservicebus.Client {
 	f.tb.Helper()
-	c, err := azservicebus.NewClientFromConnectionString(f.connStr, nil)
+	return f.MustClientWith(nil)
+}
+
+// MustClientWith returns an azservicebus client like MustClient, with
+// options.
+func (f *fixture) MustClientWith(opts *azservicebus.ClientOptions) *azservicebus.Client {
+	f.tb.Helper()
+	c, err := azservicebus.NewClientFromConnectionString(f.connStr, opts)
 	if err != nil {
 		f.tb.Fatal(err)
 	}

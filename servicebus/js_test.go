@@ -128,6 +128,31 @@ func TestJSClient_Scenarios(t *testing.T) {
 		TookOversized  bool
 		Bodies         []string
 	}
+	type sessionAccept struct {
+		SessionID, LockedUntil string
+		Bodies, SessionIDs     []string
+		SecondAccept, State    string
+		RenewedUntil           string
+		StateAfterClose        string
+		StateCleared           *string
+	}
+	type sessionNext struct {
+		Next              string
+		Bodies            []string
+		None              string
+		NoneWithinTimeout bool
+	}
+	type sessionSubscribe struct {
+		Session       string
+		Bodies, After []string
+	}
+	type sessionLockLost struct {
+		First    int64
+		Closed   bool
+		Complete string
+		Second   int64
+		Body     string
+	}
 	scenarios := []jsScenario{
 		// issue 13.2: JS reports the header's delivery-count as it came,
 		// so the server writes it even at 0 (DeliveryCount, DeliveryCounts,
@@ -178,6 +203,22 @@ func TestJSClient_Scenarios(t *testing.T) {
 			},
 			Received: []quantity{{Body: "red", Quantity: 4}},
 		}},
+		// rule: SS-1 (a named session, its messages in order, a second
+		// accept refused, closing releases it), SS-2 (renew-session-lock
+		// gives renewal + LockDuration), SS-4 (state, null clears it)
+		{name: "session-accept", want: sessionAccept{
+			SessionID: "a", LockedUntil: "2026-11-22T10:01:00.000Z", Bodies: []string{"a1", "a2"}, SessionIDs: []string{"a", "a"},
+			SecondAccept: "SessionCannotBeLocked", State: "step 1", RenewedUntil: "2026-11-22T10:01:30.000Z", StateAfterClose: "step 1",
+		}},
+		// rule: SS-1 (accept next skips a held session; with none free the
+		// service's timeout, within the client's)
+		{name: "session-next", want: sessionNext{Next: "b", Bodies: []string{"b1"}, None: "ServiceTimeout", NoneWithinTimeout: true}},
+		// rule: SS-1 (subscribe on a session: its messages in order)
+		{name: "session-subscribe", want: sessionSubscribe{Session: "s", Bodies: []string{"s1", "s2", "s3"}}},
+		// rule: SS-3 (the lock runs out on the server's clock: the receiver
+		// is detached, settling fails with SessionLockLost, the next
+		// receiver gets the message with its delivery counted)
+		{name: "session-lock-lost", want: sessionLockLost{First: 0, Closed: true, Complete: "SessionLockLost", Second: 1, Body: "l1"}},
 		{name: "batch", want: batch{
 			MaxSizeInBytes: servicebus.DefaultMaxMessageSize, Count: 5,
 			Bodies: []string{"b0", "b1", "b2", "b3", "b4", "array1", "array2"},
@@ -210,6 +251,7 @@ func runJSScenario(t *testing.T, node, name string) []byte {
 	f.MustQueue("q", func(p *atom.QueueProperties) { p.LockDuration = time.Minute })
 	f.MustQueue("dlx", func(p *atom.QueueProperties) { p.DeadLetteringOnMessageExpiration = true })
 	f.MustTopic("t", nil, "s")
+	f.sessionQueue("sq", nil)
 
 	type advance struct {
 		by   time.Duration

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/servicebus/amqp"
@@ -39,6 +40,8 @@ type link struct {
 	node       *node  // a receiver's or management link's node
 	sndSettle  uint8
 	rcvSettle  uint8
+	// sess is the session a session receiver holds (sessionlink.go).
+	sess *sessionHold
 
 	// a receiving link: credit left and the delivery being assembled
 	credit       uint32
@@ -91,6 +94,18 @@ func (ss *session) attach(a *amqp.Attach) {
 	}
 	reply := &amqp.Attach{Name: a.Name, Handle: handle, Role: !a.Role,
 		SndSettleMode: a.SndSettleMode, RcvSettleMode: a.RcvSettleMode}
+	var sessionUntil time.Time
+	pending := false
+	if err == nil && l.sess != nil {
+		var aerr error
+		if sessionUntil, aerr = l.acceptSession(); aerr != nil {
+			if l.sess.next && core.ErrorCode(aerr) == core.ENOSESSION {
+				pending = true // wait for one: awaitSession answers
+			} else {
+				err = amqpError(sessionError(aerr, l.sess.id))
+			}
+		}
+	}
 	if err != nil {
 		// An unknown entity: a null terminus, then a detach with the error
 		// (servicebus.md §2.3).
@@ -126,10 +141,25 @@ func (ss *session) attach(a *amqp.Attach) {
 			reply.Source = a.Source
 		}
 	}
+	if l.kind == linkOut {
+		l.wakeCh = make(chan struct{}, 1)
+		l.done = make(chan struct{})
+	}
+	if l.sess != nil && !pending {
+		l.sessionReply(reply, a, sessionUntil)
+		l.sess.attached = true
+	}
 	ss.mu.Lock()
 	ss.links[a.Handle] = l
 	ss.names[a.Name] = l
 	ss.mu.Unlock()
+	if pending {
+		// the reply waits for a session (sessionlink.go)
+		l.node.wait(l)
+		c.wg.Add(1)
+		go l.run(a, reply)
+		return
+	}
 	c.writeFrame(amqp.FrameAMQP, ss.ch, reply)
 	if a.Role == amqp.RoleSender {
 		// grant credit to every client sender, $cbs and $management too
@@ -142,11 +172,9 @@ func (ss *session) attach(a *amqp.Attach) {
 		return
 	}
 	if l.kind == linkOut {
-		l.wakeCh = make(chan struct{}, 1)
-		l.done = make(chan struct{})
 		l.node.wait(l)
 		c.wg.Add(1)
-		go l.run()
+		go l.run(nil, nil)
 	}
 }
 
@@ -223,11 +251,22 @@ func (l *link) setUpSending(a *amqp.Attach) *amqp.Error {
 		}
 		return errEntityGone(l.path)
 	}
-	if _, ok := a.Source.Filter.Get(sessionFilter); ok {
-		return &amqp.Error{Condition: condNotImplemented, Description: "Session receivers are not supported by lapse yet."}
+	h, ok, ferr := readSessionFilter(a)
+	if ok {
+		if !l.node.requiresSession() {
+			return l.ss.c.s.errSessionReceiverOnPlainEntity(l.node)
+		}
+		if ferr != nil {
+			return ferr
+		}
+		// one holder id per link, never reused: a link of the same name
+		// that replaces this one holds the session under another
+		h.holder = fmt.Sprintf("receiver %d (connection %d, link %s)", l.ss.c.s.nholder.Add(1), l.ss.c.id, l.name)
+		l.sess = h
+		return nil
 	}
 	if l.node.requiresSession() {
-		return &amqp.Error{Condition: condNotAllowed, Description: fmt.Sprintf("It is not possible for an entity that requires sessions to create a non-sessionful message receiver. Entity: '%s'.", l.path)}
+		return l.ss.c.s.errNonSessionReceiver(l.node)
 	}
 	return nil
 }
@@ -411,10 +450,16 @@ func (l *link) wake() {
 	}
 }
 
-// run hands a receiver messages while it has credit.
-func (l *link) run() {
+// run hands a receiver messages while it has credit. A session receiver
+// whose attach waits for a next session (a and reply set) first waits for
+// one; a session receiver gives its session back when it ends.
+func (l *link) run(a, reply *amqp.Attach) {
 	defer l.ss.c.wg.Done()
 	defer l.node.unwait(l)
+	defer l.releaseSession()
+	if reply != nil && !l.awaitSession(a, reply) {
+		return
+	}
 	for {
 		select {
 		case <-l.done:
@@ -423,7 +468,7 @@ func (l *link) run() {
 		}
 		if err := l.pump(); err != nil {
 			if !errors.Is(err, errStopped) {
-				l.forceDetach(amqpError(err))
+				l.forceDetach(amqpError(sessionError(err, "")))
 			}
 			return
 		}
@@ -449,7 +494,14 @@ func (l *link) pump() error {
 		l.mu.Lock()
 		credit := l.outCredit
 		l.mu.Unlock()
+		group, holder, session := l.heldSession()
 		if credit == 0 {
+			if session {
+				// woken without credit: the session's lock may be gone
+				if _, err := s.e.GetSessionState(s.now(), n.key, group, holder); core.ErrorCode(err) == core.ESESSIONLOCKLOST {
+					return err
+				}
+			}
 			l.finishDrain()
 			return nil
 		}
@@ -457,11 +509,16 @@ func (l *link) pump() error {
 		var it core.Item
 		var found bool
 		var err error
-		if l.receiveAndDelete() {
+		switch {
+		case session && l.receiveAndDelete():
+			it, found, _, err = s.e.TakeSession(now, n.key, group, holder)
+		case session:
+			it, found, err = s.e.ReceiveSession(now, n.key, group, holder)
+		case l.receiveAndDelete():
 			// at most once, as receive-and-delete is: the removal is not
 			// waited for
 			it, found, _, err = s.e.Take(now, n.key)
-		} else {
+		default:
 			it, found, err = s.e.Receive(now, n.key, now.Add(n.lockDuration()))
 		}
 		if err != nil {
@@ -473,7 +530,11 @@ func (l *link) pump() error {
 		}
 		if max := n.maxDeliveryCount(); max > 0 && !l.receiveAndDelete() && it.DeliveryCount > uint32(max) {
 			// delivered MaxDeliveryCount times already (a lock ran out)
-			s.e.DeadLetter(now, n.key, it.Seq, maxDeliveryReason(max))
+			if session {
+				s.e.DeadLetterHeld(now, n.key, group, holder, it.Seq, maxDeliveryReason(max))
+			} else {
+				s.e.DeadLetter(now, n.key, it.Seq, maxDeliveryReason(max))
+			}
 			continue
 		}
 		if !delivered && n.sub != nil {
@@ -481,7 +542,11 @@ func (l *link) pump() error {
 		}
 		delivered = true
 		if err := l.deliver(&it); err != nil {
-			if !l.receiveAndDelete() {
+			switch {
+			case l.receiveAndDelete():
+			case session:
+				s.e.UnlockHeld(s.now(), n.key, group, holder, it.Seq)
+			default:
 				s.e.Unlock(s.now(), n.key, it.Seq)
 			}
 			return err
@@ -527,14 +592,15 @@ func maxDeliveryReason(max int32) core.DeadLetterReason {
 // the state to echo when the client waits for it (servicebus.md §2.5).
 func (l *link) settle(od *outDelivery, state amqp.DeliveryState) amqp.DeliveryState {
 	s := l.ss.c.s
+	_, holder, _ := l.heldSession()
 	switch st := state.(type) {
 	case *amqp.Accepted:
-		if err := s.settleToken(od.token, "completed", nil, "", "", false); err != nil {
+		if err := s.settleToken(od.token, holder, "completed", nil, "", "", false); err != nil {
 			return &amqp.Rejected{Error: amqpError(err)}
 		}
 		return st
 	case *amqp.Released:
-		if err := s.releaseToken(od.token); err != nil {
+		if err := s.releaseToken(od.token, holder); err != nil {
 			return &amqp.Rejected{Error: amqpError(err)}
 		}
 		return st
@@ -543,7 +609,7 @@ func (l *link) settle(od *outDelivery, state amqp.DeliveryState) amqp.DeliverySt
 		if st.UndeliverableHere {
 			op = "defered"
 		}
-		if err := s.settleToken(od.token, op, st.MessageAnnotations, "", "", false); err != nil {
+		if err := s.settleToken(od.token, holder, op, st.MessageAnnotations, "", "", false); err != nil {
 			return &amqp.Rejected{Error: amqpError(err)}
 		}
 		return st
@@ -566,7 +632,7 @@ func (l *link) settle(od *outDelivery, state amqp.DeliveryState) amqp.DeliverySt
 				}
 			}
 		}
-		if err := s.settleToken(od.token, "suspended", props, reason, desc, false); err != nil {
+		if err := s.settleToken(od.token, holder, "suspended", props, reason, desc, false); err != nil {
 			return &amqp.Rejected{Error: amqpError(err)}
 		}
 		return &amqp.Rejected{}
@@ -610,9 +676,12 @@ func (l *link) stop() {
 	})
 }
 
-// forceDetach detaches a link from the server's side with an error.
+// forceDetach detaches a link from the server's side with an error,
+// unless the client detached it already.
 func (l *link) forceDetach(e *amqp.Error) {
 	l.stop()
-	l.ss.removeLink(l)
-	l.ss.c.writeFrame(amqp.FrameAMQP, l.ss.ch, &amqp.Detach{Handle: l.handle, Closed: true, Error: e})
+	l.releaseSession()
+	if l.ss.removeLink(l) {
+		l.ss.write(&amqp.Detach{Handle: l.handle, Closed: true, Error: e})
+	}
 }

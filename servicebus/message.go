@@ -187,9 +187,13 @@ func (in *inMsg) duplicateOf(d *dedup, now time.Time, window time.Duration) bool
 	return d.duplicate(s, now, window)
 }
 
-// item makes the core item of a message for entity n's owner.
-func (in *inMsg) item(now time.Time, ttl core.TTL) core.Item {
+// item makes the core item of a message for an entity; in an entity that
+// requires sessions (sessions) the item's Group is its session id.
+func (in *inMsg) item(now time.Time, ttl core.TTL, sessions bool) core.Item {
 	it := core.Item{Body: in.raw, TTL: ttl, Persistent: true}
+	if sessions {
+		it.Group = in.sessionID()
+	}
 	if !in.scheduled.IsZero() && in.scheduled.After(now) {
 		it.State = core.Scheduled
 		it.ScheduledAt = in.scheduled

@@ -19,6 +19,10 @@ const (
 	opAddRule        = "com.microsoft:add-rule"
 	opRemoveRule     = "com.microsoft:remove-rule"
 	opEnumerateRules = "com.microsoft:enumerate-rules"
+	opRenewSession   = "com.microsoft:renew-session-lock"
+	opGetState       = "com.microsoft:get-session-state"
+	opSetState       = "com.microsoft:set-session-state"
+	opListSessions   = "com.microsoft:get-message-sessions"
 )
 
 // mgmtResult is an operation's outcome: a status code and a body map.
@@ -43,7 +47,7 @@ func (c *conn) mgmtRequest(l *link, id uint32, settled bool, body []byte) {
 		defer c.wg.Done()
 		op, _ := stringProp(m.ApplicationProperties, "operation")
 		req, _ := m.Value.(amqp.Map)
-		res := c.s.mgmt(l, op, req)
+		res := c.s.mgmt(l, op, req, c.requestSession(l, m, req))
 		props := amqp.Map{
 			{Key: "statusCode", Value: res.status},
 			{Key: "statusDescription", Value: res.desc},
@@ -76,21 +80,22 @@ func failed(err error) mgmtResult {
 	return r
 }
 
-// mgmt runs one management operation.
-func (s *Server) mgmt(l *link, op string, req amqp.Map) mgmtResult {
+// mgmt runs one management operation; rs is the session it is about, if
+// any.
+func (s *Server) mgmt(l *link, op string, req amqp.Map, rs reqSession) mgmtResult {
 	n := l.node
 	if n == nil && op != opSchedule && op != opCancelSchedule {
 		return failed(notFound(l.path))
 	}
 	switch op {
 	case opPeek:
-		return s.mgmtPeek(n, req)
+		return s.mgmtPeek(n, req, rs)
 	case opReceiveBySeq:
-		return s.mgmtReceiveBySeq(n, req)
+		return s.mgmtReceiveBySeq(n, req, rs)
 	case opRenewLock:
 		var exp []time.Time
 		for _, tok := range uuids(req, "lock-tokens") {
-			t, err := s.renewToken(tok)
+			t, err := s.renewToken(tok, rs.holder)
 			if err != nil {
 				return failed(err)
 			}
@@ -103,11 +108,13 @@ func (s *Server) mgmt(l *link, op string, req amqp.Map) mgmtResult {
 		desc, _ := stringProp(req, "deadletter-description")
 		props, _ := get[amqp.Map](req, "properties-to-modify")
 		for _, tok := range uuids(req, "lock-tokens") {
-			if err := s.settleToken(tok, status, props, reason, desc, true); err != nil {
+			if err := s.settleToken(tok, rs.holder, status, props, reason, desc, true); err != nil {
 				return failed(err)
 			}
 		}
 		return ok(nil)
+	case opRenewSession, opGetState, opSetState, opListSessions:
+		return s.mgmtSession(n, op, req, rs)
 	case opSchedule:
 		return s.mgmtSchedule(l, req)
 	case opCancelSchedule:
@@ -121,14 +128,21 @@ func (s *Server) mgmt(l *link, op string, req amqp.Map) mgmtResult {
 // mgmtPeek browses from a sequence number (SB-6: browsing never locks;
 // SB-11: the header shows the TTL the message carried). Subscriptions do
 // not show scheduled messages; queues do.
-func (s *Server) mgmtPeek(n *node, req amqp.Map) mgmtResult {
+func (s *Server) mgmtPeek(n *node, req amqp.Map, rs reqSession) mgmtResult {
 	from, _ := intProp(req, "from-sequence-number")
 	count, _ := intProp(req, "message-count")
 	if count <= 0 {
 		count = 1
 	}
 	count = min(count, 1000)
-	its, err := s.e.Peek(s.now(), n.key, uint64(max(from, 0)), int(count)*2)
+	var its []core.Item
+	var err error
+	if rs.id != "" && n.requiresSession() {
+		// a session receiver peeks its session only
+		its, err = s.e.PeekSession(s.now(), n.key, rs.id, uint64(max(from, 0)), int(count)*2)
+	} else {
+		its, err = s.e.Peek(s.now(), n.key, uint64(max(from, 0)), int(count)*2)
+	}
 	if err != nil {
 		return failed(err)
 	}
@@ -158,22 +172,32 @@ func (s *Server) mgmtPeek(n *node, req amqp.Map) mgmtResult {
 // mgmtReceiveBySeq receives deferred messages (SB-9: an expired one is
 // dead-lettered or dropped and not returned). When it finds none it fails
 // with com.microsoft:message-not-found.
-func (s *Server) mgmtReceiveBySeq(n *node, req amqp.Map) mgmtResult {
+func (s *Server) mgmtReceiveBySeq(n *node, req amqp.Map, rs reqSession) mgmtResult {
 	mode, _ := intProp(req, "receiver-settle-mode")
+	session := n.requiresSession()
 	var msgs []any
 	for _, seq := range longs(req, "sequence-numbers") {
 		now := s.now()
-		it, found, _, err := s.e.TakeDeferred(now, n.key, uint64(seq), now.Add(n.lockDuration()))
+		var it core.Item
+		var found bool
+		var err error
+		if session {
+			// a session's deferred messages go to the holder of the
+			// session only (SS-5)
+			it, found, _, err = s.e.TakeDeferredSession(now, n.key, rs.id, rs.holder, uint64(seq))
+		} else {
+			it, found, _, err = s.e.TakeDeferred(now, n.key, uint64(seq), now.Add(n.lockDuration()))
+		}
 		if err != nil {
-			return failed(err)
+			return failed(sessionError(err, rs.id))
 		}
 		if !found {
 			continue
 		}
 		d := delivery{}
 		if mode == 0 { // receive-and-delete
-			if _, err := s.e.Complete(now, n.key, it.Seq); err != nil {
-				return failed(err)
+			if _, err := s.held(n, &it, rs.holder).complete(now); err != nil {
+				return failed(sessionError(err, rs.id))
 			}
 			it.State = core.Active
 		} else {

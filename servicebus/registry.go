@@ -67,9 +67,10 @@ func (s *Server) createNodes(now time.Time, path, kind string, p core.Policy, se
 
 // newNodes makes the nodes of a queue or subscription.
 func (s *Server) newNodes(path string, q *queueEnt, sub *subEnt) (main, dlq, tdlq *node) {
+	sessions := (q != nil && q.props.RequiresSession) || (sub != nil && sub.props.RequiresSession)
 	mk := func(p string, k subQueue) *node {
 		s.nodeSeq++
-		n := &node{id: s.nodeSeq, key: key(p), kind: k, queue: q, sub: sub}
+		n := &node{id: s.nodeSeq, key: key(p), kind: k, queue: q, sub: sub, sessions: sessions && k == subMain}
 		s.byKey[n.key] = n
 		s.byID[n.id] = n
 		return n

@@ -56,12 +56,12 @@ func (s *Server) route(now time.Time, path string, in *inMsg, hops int, enq enqu
 			return s.route(now, forwardName(props.ForwardTo), in, hops+1, enq, touch)
 		}
 		if props.RequiresSession && in.sessionID() == "" {
-			return nil, errNoSession(qe.name)
+			return nil, errNoSession()
 		}
 		if props.RequiresDuplicateDetection && hops == 0 && in.duplicateOf(&qe.dups, now, props.DuplicateDetectionHistoryTimeWindow) {
 			return nil, nil
 		}
-		p, err := enq(qe.main.key, in.item(now, in.ttl))
+		p, err := enq(qe.main.key, in.item(now, in.ttl, props.RequiresSession))
 		if err != nil {
 			return nil, err
 		}
@@ -142,9 +142,20 @@ func (s *Server) route(now time.Time, path string, in *inMsg, hops int, enq enqu
 				continue
 			}
 			if t.props.session && cp.sessionID() == "" {
+				// a subscription that requires sessions takes no copy
+				// without one: it is dead-lettered there, as the service
+				// does
+				p, err := s.noSessionCopy(now, t.se, cp.item(now, ttl, false), enq, touch)
+				if err != nil {
+					if core.ErrorCode(err) == core.ENOTFOUND {
+						continue
+					}
+					return nil, err
+				}
+				cs = append(cs, p)
 				continue
 			}
-			p, err := enq(t.se.main.key, cp.item(now, ttl))
+			p, err := enq(t.se.main.key, cp.item(now, ttl, t.props.session))
 			if err != nil {
 				if core.ErrorCode(err) == core.ENOTFOUND {
 					continue // deleted meanwhile
@@ -244,6 +255,30 @@ func (s *Server) deadLetter(tx *core.Tx, from *core.Entity, it core.Item, why co
 	}
 }
 
-func errNoSession(entity string) error {
-	return core.Errorf(core.EPRECONDITION, "The SessionId was not set on a message, and it cannot be sent to the entity '%s'. Entities that have session support enabled can only receive messages that have the SessionId set to a valid value.", entity)
+// The dead-letter reason of a topic message without a session id copied
+// to a subscription that requires sessions (the service's "Session ID is
+// null.").
+var noSessionReason = core.DeadLetterReason{Code: "Session ID is null.",
+	Description: "Session enabled entity doesn't allow a message whose session identifier is null."}
+
+// noSessionCopy dead-letters the copy it of a message without a session id
+// in subscription se, which requires sessions: through the engine (an
+// event, and ForwardDeadLetteredMessagesTo followed), or, inside an engine
+// hook (touch false), by enqueueing it to the dead-letter queue with enq.
+func (s *Server) noSessionCopy(now time.Time, se *subEnt, it core.Item, enq enqueueFunc, touch bool) (placed, error) {
+	if !touch {
+		it.TTL = core.NoTTL
+		it.State, it.ScheduledAt = core.Active, time.Time{}
+		it.Meta = (&itemMeta{DeadLetterReason: noSessionReason.Code, DeadLetterDescription: noSessionReason.Description}).marshal()
+		return enq(se.dlq.key, it)
+	}
+	c, err := s.e.DeadLetterRefused(now, se.main.key, it, noSessionReason)
+	return placed{key: se.dlq.key, commit: c}, err
+}
+
+// errNoSession is the service's refusal of a message without a session id
+// sent to a queue that requires sessions; the service names no entity in
+// it.
+func errNoSession() error {
+	return core.Errorf(core.EPRECONDITION, "The SessionId was not set on a message, and it cannot be sent to the entity. Entities that have session support enabled can only receive messages that have the SessionId set to a valid value.")
 }

@@ -73,11 +73,16 @@ type Server struct {
 	schedSeq  int64
 	scheduled map[int64][]placed
 
-	conns   sync.Map // *conn -> struct{}
-	nconn   atomic.Uint64
+	conns sync.Map // *conn -> struct{}
+	nconn atomic.Uint64
+	// nholder numbers session receivers, so that each holds its session
+	// under a holder id of its own (sessionlink.go).
+	nholder atomic.Uint64
 	wg      sync.WaitGroup
 	closing chan struct{}
 	once    sync.Once
+	// watchOnce starts watching session lock losses (sessionwatch.go).
+	watchOnce sync.Once
 }
 
 // New returns a server on cfg.Engine. Register its Hooks with the engine
@@ -122,10 +127,12 @@ func (s *Server) Hooks() core.ProtocolHooks {
 	return core.ProtocolHooks{
 		DeadLetter: s.deadLetter,
 		Available:  s.available,
-		Deleted:    s.deleted,
-		Recovered:  s.recovered,
-		Describe:   describe,
-		Resubmit:   s.resubmit,
+		// receivers of session entities look when a session has messages
+		SessionAvailable: s.sessionAvailable,
+		Deleted:          s.deleted,
+		Recovered:        s.recovered,
+		Describe:         describe,
+		Resubmit:         s.resubmit,
 	}
 }
 

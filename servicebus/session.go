@@ -75,8 +75,10 @@ func (ss *session) handle(f amqp.Frame) bool {
 	case *amqp.Detach:
 		ss.detach(b)
 	case *amqp.End:
-		ss.c.writeFrame(amqp.FrameAMQP, ss.ch, &amqp.End{})
+		// stopped first, so that no frame of the session follows its end
+		// (go-amqp fails the connection on a frame for a channel it ended)
 		ss.c.endSession(ss.ch)
+		ss.c.writeFrame(amqp.FrameAMQP, ss.ch, &amqp.End{})
 	default:
 		ss.c.closeWith(&amqp.Error{Condition: condFramingError, Description: fmt.Sprintf("unexpected frame %T", f.Body)})
 		return false
@@ -97,9 +99,26 @@ func (ss *session) flowFrameLocked(f *amqp.Flow) *amqp.Flow {
 // sendFlow sends a flow frame with the session's state and f's link part.
 func (ss *session) sendFlow(f *amqp.Flow) {
 	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.stopped {
+		return
+	}
 	ss.flowFrameLocked(f)
-	ss.mu.Unlock()
 	ss.c.writeFrame(amqp.FrameAMQP, ss.ch, f)
+}
+
+// write sends frames of the session, in order, unless the session has
+// ended: a goroutine other than the connection's reader writes through it,
+// so that nothing follows the session's end.
+func (ss *session) write(ps ...amqp.Performative) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.stopped {
+		return
+	}
+	for _, p := range ps {
+		ss.c.writeFrame(amqp.FrameAMQP, ss.ch, p)
+	}
 }
 
 // flow reads the peer's flow frame: its session window, and a link's
@@ -222,7 +241,12 @@ func (ss *session) disposition(d *amqp.Disposition) {
 			state := od.l.settle(od, d.State)
 			if !d.Settled {
 				one := id
-				ss.c.writeFrame(amqp.FrameAMQP, ss.ch, &amqp.Disposition{Role: amqp.RoleSender, First: one, Settled: true, State: state})
+				// not for a link the server detached meanwhile (removeLink)
+				ss.mu.Lock()
+				if ss.links[od.l.peerHandle] == od.l {
+					ss.c.writeFrame(amqp.FrameAMQP, ss.ch, &amqp.Disposition{Role: amqp.RoleSender, First: one, Settled: true, State: state})
+				}
+				ss.mu.Unlock()
 			}
 		}
 		if id == last {
@@ -251,28 +275,49 @@ func (ss *session) detach(d *amqp.Detach) {
 		ss.errorEnd(condUnattached, fmt.Sprintf("detach of handle %d, which is not attached", d.Handle))
 		return
 	}
+	if l.cancelPending() {
+		// a session receiver still waiting for a session: its goroutine
+		// answers the attach and then this detach
+		l.stop()
+		return
+	}
 	l.stop()
+	// the session goes back before the client hears the link is closed,
+	// so that it can accept the session again at once
+	l.releaseSession()
 	ss.c.writeFrame(amqp.FrameAMQP, ss.ch, &amqp.Detach{Handle: l.handle, Closed: d.Closed})
 }
 
-// removeLink forgets a link the server detached; the client's detach
-// that answers it is expected.
-func (ss *session) removeLink(l *link) {
+// removeLink forgets a link the server detaches, and reports whether the
+// link was still attached (the client may have detached it first); the
+// client's detach that answers the server's is expected. The link's
+// unsettled deliveries are forgotten too: a client that settles one before it sees the detach gets
+// no disposition for it (go-amqp fails on a disposition for a link it saw
+// detached), and the link's detach fails the settlement.
+func (ss *session) removeLink(l *link) bool {
 	ss.mu.Lock()
+	removed := false
 	if ss.links[l.peerHandle] == l {
 		delete(ss.links, l.peerHandle)
 		ss.detached[l.peerHandle] = struct{}{}
+		removed = true
+	}
+	for id, od := range ss.unsettled {
+		if od.l == l {
+			delete(ss.unsettled, id)
+		}
 	}
 	if ss.names[l.name] == l {
 		delete(ss.names, l.name)
 	}
 	ss.mu.Unlock()
+	return removed
 }
 
 // errorEnd ends the session with an error (§2.5.5).
 func (ss *session) errorEnd(cond amqp.Symbol, desc string) {
-	ss.c.writeFrame(amqp.FrameAMQP, ss.ch, &amqp.End{Error: &amqp.Error{Condition: cond, Description: desc}})
 	ss.c.endSession(ss.ch)
+	ss.c.writeFrame(amqp.FrameAMQP, ss.ch, &amqp.End{Error: &amqp.Error{Condition: cond, Description: desc}})
 }
 
 // stop stops the session's links; deliveries it sent locked stay locked
@@ -291,6 +336,7 @@ func (ss *session) stop() {
 	ss.mu.Unlock()
 	for _, l := range ls {
 		l.stop()
+		l.releaseSession()
 	}
 }
 

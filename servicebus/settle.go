@@ -10,7 +10,9 @@ import (
 
 // lockedItem finds the item a lock token names and checks that the token's
 // lock is still held: the item is locked and was delivered as many times
-// as when the token was made. Anything else is a lost lock (SB-7).
+// as when the token was made. Anything else is a lost lock (SB-7), or, in
+// an entity that requires sessions, where a message's lock is its
+// session's, a lost session lock (SS-3).
 func (s *Server) lockedItem(now time.Time, tok amqp.UUID) (*node, core.Item, error) {
 	id, seq, count := parseLockToken(tok)
 	s.mu.RLock()
@@ -21,6 +23,9 @@ func (s *Server) lockedItem(now time.Time, tok amqp.UUID) (*node, core.Item, err
 	}
 	its, err := s.e.Peek(now, n.key, seq, 1)
 	if err != nil || len(its) == 0 || its[0].Seq != seq || its[0].State != core.Locked || its[0].DeliveryCount != count {
+		if n.requiresSession() {
+			return nil, core.Item{}, errSessionLockLost()
+		}
 		return nil, core.Item{}, errLockLost()
 	}
 	return n, its[0], nil
@@ -32,43 +37,46 @@ func errLockLost() error {
 
 // settleToken settles the message a lock token names: "completed",
 // "abandoned", "defered" (sic, as the SDKs spell it) or "suspended"
-// (dead-letter), with properties-to-modify. wait waits for the commit.
-func (s *Server) settleToken(tok amqp.UUID, op string, props amqp.Map, reason, desc string, wait bool) error {
+// (dead-letter), with properties-to-modify. A message of a session is
+// settled only by the holder of its session (holder). wait waits for the
+// commit.
+func (s *Server) settleToken(tok amqp.UUID, holder, op string, props amqp.Map, reason, desc string, wait bool) error {
 	now := s.now()
 	n, it, err := s.lockedItem(now, tok)
 	if err != nil {
 		return err
 	}
+	h := s.held(n, &it, holder)
 	if len(props) > 0 && op != "completed" {
 		m := readItemMeta(it.Meta)
 		if err := m.modify(props); err != nil {
 			return err
 		}
-		if _, err := s.e.SetMeta(now, n.key, it.Seq, m.marshal()); err != nil {
-			return err
+		if _, err := h.setMeta(now, m.marshal()); err != nil {
+			return sessionError(err, it.Group)
 		}
 	}
 	var c *core.Commit
 	switch op {
 	case "completed":
-		c, err = s.e.Complete(now, n.key, it.Seq)
+		c, err = h.complete(now)
 	case "abandoned":
 		if max := n.maxDeliveryCount(); max > 0 && it.DeliveryCount >= uint32(max) {
-			c, err = s.e.DeadLetter(now, n.key, it.Seq, maxDeliveryReason(max))
+			c, err = h.deadLetter(now, maxDeliveryReason(max))
 		} else {
-			err = s.e.Release(now, n.key, it.Seq)
+			err = h.release(now)
 		}
 	case "defered":
-		c, err = s.e.Defer(now, n.key, it.Seq)
+		c, err = h.deferIt(now)
 	case "suspended":
-		c, err = s.e.DeadLetter(now, n.key, it.Seq, core.DeadLetterReason{Code: reason, Description: desc})
+		c, err = h.deadLetter(now, core.DeadLetterReason{Code: reason, Description: desc})
 	default:
 		return core.Errorf(core.EINVALID, "The disposition status '%s' is not valid.", op)
 	}
 	if err != nil {
-		return err
+		return sessionError(err, it.Group)
 	}
-	if wait {
+	if wait && c != nil {
 		return c.Wait(context.Background())
 	}
 	return nil
@@ -76,25 +84,90 @@ func (s *Server) settleToken(tok amqp.UUID, op string, props amqp.Map, reason, d
 
 // releaseToken gives a message back without counting the delivery (the
 // released outcome of a prefetched message the client never looked at).
-func (s *Server) releaseToken(tok amqp.UUID) error {
+func (s *Server) releaseToken(tok amqp.UUID, holder string) error {
 	now := s.now()
 	n, it, err := s.lockedItem(now, tok)
 	if err != nil {
 		return err
 	}
-	return s.e.Unlock(now, n.key, it.Seq)
+	return sessionError(s.held(n, &it, holder).unlock(now), it.Group)
 }
 
-// renewToken renews the lock a token names, for the node's lock duration.
-func (s *Server) renewToken(tok amqp.UUID) (time.Time, error) {
+// renewToken renews the lock a token names, for the node's lock duration;
+// a session's message has its session's lock, which this renews.
+func (s *Server) renewToken(tok amqp.UUID, holder string) (time.Time, error) {
 	now := s.now()
 	n, it, err := s.lockedItem(now, tok)
 	if err != nil {
 		return time.Time{}, err
 	}
-	got, err := s.e.RenewLock(now, n.key, it.Seq, now.Add(n.lockDuration()))
+	got, err := s.held(n, &it, holder).renew(now, now.Add(n.lockDuration()))
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, sessionError(err, it.Group)
 	}
 	return got.LockedUntil, nil
+}
+
+// heldItem is a locked message to settle: in an entity that requires
+// sessions through the engine's holder-checked calls, else the plain ones.
+type heldItem struct {
+	e       *core.Engine
+	k       core.EntityKey
+	seq     uint64
+	session bool
+	group   string
+	holder  string
+}
+
+func (s *Server) held(n *node, it *core.Item, holder string) heldItem {
+	return heldItem{e: s.e, k: n.key, seq: it.Seq, session: n.requiresSession(), group: it.Group, holder: holder}
+}
+
+func (h heldItem) complete(now time.Time) (*core.Commit, error) {
+	if h.session {
+		return h.e.CompleteHeld(now, h.k, h.group, h.holder, h.seq)
+	}
+	return h.e.Complete(now, h.k, h.seq)
+}
+
+func (h heldItem) release(now time.Time) error {
+	if h.session {
+		return h.e.ReleaseHeld(now, h.k, h.group, h.holder, h.seq)
+	}
+	return h.e.Release(now, h.k, h.seq)
+}
+
+func (h heldItem) unlock(now time.Time) error {
+	if h.session {
+		return h.e.UnlockHeld(now, h.k, h.group, h.holder, h.seq)
+	}
+	return h.e.Unlock(now, h.k, h.seq)
+}
+
+func (h heldItem) deferIt(now time.Time) (*core.Commit, error) {
+	if h.session {
+		return h.e.DeferHeld(now, h.k, h.group, h.holder, h.seq)
+	}
+	return h.e.Defer(now, h.k, h.seq)
+}
+
+func (h heldItem) deadLetter(now time.Time, why core.DeadLetterReason) (*core.Commit, error) {
+	if h.session {
+		return h.e.DeadLetterHeld(now, h.k, h.group, h.holder, h.seq, why)
+	}
+	return h.e.DeadLetter(now, h.k, h.seq, why)
+}
+
+func (h heldItem) renew(now, until time.Time) (core.Item, error) {
+	if h.session {
+		return h.e.RenewLockHeld(now, h.k, h.group, h.holder, h.seq, until)
+	}
+	return h.e.RenewLock(now, h.k, h.seq, until)
+}
+
+func (h heldItem) setMeta(now time.Time, meta []byte) (*core.Commit, error) {
+	if h.session {
+		return h.e.SetMetaHeld(now, h.k, h.group, h.holder, h.seq, meta)
+	}
+	return h.e.SetMeta(now, h.k, h.seq, meta)
 }

@@ -163,7 +163,8 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 		"or a group of them: all (the AMQP 0-9-1 ones, also named amqp091), amqp1 (AMQP 1.0 with go-amqp,\n"+
 		"against lapse or RabbitMQ's rabbitmq_amqp1_0 plugin) or servicebus (lapse only: the azservicebus SDK,\n"+
 		"sb-ttl-deadletter, which moves lapse's clock forward through --control-url, and\n"+
-		"sb-ttl-deadletter-realtime, which needs that clock running), or cosmos (the azcosmos SDK against\n"+
+		"sb-ttl-deadletter-realtime, which needs that clock running; sb-sessions-N, sb-sdk on a queue that\n"+
+		"requires sessions, N of them, accepted next, and sb-amqp1-sessions-N, amqp1-roundtrip so), or cosmos (the azcosmos SDK against\n"+
 		"--cosmos-url: point creates, reads and upserts, queries by id and by partition key)")
 	fs.IntVar(&c.ServerPID, "server-pid", 0, "process id of the broker, whose VmRSS the memory scenario reads from /proc\n"+
 		"(for RabbitMQ the pid of beam.smp: pgrep beam.smp; without it memory reports n/a).\n"+

@@ -264,6 +264,11 @@ func (s *amqp1Session) notes(format string, args ...any) string {
 // connection: one goroutine sends without waiting (SendWithReceipt) while
 // another waits for the dispositions in order, at most benchWindow apart.
 func (s *amqp1Session) send(addr string, msg *amqp1.Message, n int) (benchPublishTimes, error) {
+	return s.sendEach(addr, func(int) *amqp1.Message { return msg }, n)
+}
+
+// sendEach is send with message i made by msg.
+func (s *amqp1Session) sendEach(addr string, msg func(i int) *amqp1.Message, n int) (benchPublishTimes, error) {
 	var t benchPublishTimes
 	w := newBenchWatch(s.ctx, "disposition")
 	defer w.stop()
@@ -301,8 +306,8 @@ func (s *amqp1Session) send(addr string, msg *amqp1.Message, n int) (benchPublis
 		waited <- err
 	}()
 	t.first = time.Now()
-	for range n {
-		r, err := snd.SendWithReceipt(ctx, msg, nil)
+	for i := range n {
+		r, err := snd.SendWithReceipt(ctx, msg(i), nil)
 		if err != nil {
 			w.fail(err)
 			break

@@ -24,7 +24,9 @@ var benchAll = []string{
 // benchAMQP1All and benchSBAll are the groups amqp1 and servicebus.
 var (
 	benchAMQP1All = []string{"amqp1-send", "amqp1-receive-complete", "amqp1-roundtrip"}
-	benchSBAll    = []string{"sb-sdk", "sb-ttl-deadletter", "sb-ttl-deadletter-realtime"}
+	benchSBAll    = []string{"sb-sdk", "sb-ttl-deadletter", "sb-ttl-deadletter-realtime",
+		"sb-sessions-1", "sb-sessions-100", "sb-sessions-10000",
+		"sb-amqp1-sessions-1", "sb-amqp1-sessions-100", "sb-amqp1-sessions-10000"}
 )
 
 func TestParseBenchFlags(t *testing.T) {

@@ -153,3 +153,38 @@ func TestPythonServiceBusAdministration(t *testing.T) {
 		AfterDelete: []int{0, 0}, Scenario: "administration",
 	})
 }
+
+// issue 14.6 and rules SS-1 (a named session's messages in order, a held
+// session refused, the next available session), SS-2 (renew-session-lock
+// gives renewal + LockDuration), SS-3 (the lock runs out on lapse's clock:
+// the next receiver gets the message with its delivery counted), SS-4
+// (state kept, null clears it): Debian's azure-servicebus session receiver
+// over AMQPS, the queue made by its administration client.
+func TestPythonServiceBusSessions_SS1_SS2_SS3_SS4(t *testing.T) {
+	type result struct {
+		RequiresSession bool
+		Active          int
+		Session         string
+		Peeked          []string
+		Bodies          []string
+		SessionIds      []string
+		SecondAccept    string
+		State           string
+		RenewedBy       int
+		Next            string
+		NextBodies      []string
+		FirstDelivery   int
+		Again           []string
+		SecondDelivery  int
+		StateOfA        string
+		Cleared         *string
+		Left            []int
+		Scenario        string
+	}
+	runSBPython(t, "sessions", result{
+		RequiresSession: true, Active: 3, Session: "a", Peeked: []string{"a1", "a2"},
+		Bodies: []string{"a1", "a2"}, SessionIds: []string{"a", "a"}, SecondAccept: "SessionCannotBeLockedError",
+		State: "step 1", RenewedBy: 30, Next: "b", NextBodies: []string{"b1"}, FirstDelivery: 0,
+		Again: []string{"b1"}, SecondDelivery: 1, StateOfA: "step 1", Left: []int{0, 0}, Scenario: "sessions",
+	})
+}

@@ -15,6 +15,7 @@
 //   q     queue, lock duration 1 min
 //   dlx   queue with DeadLetteringOnMessageExpiration
 //   t     topic with subscription s
+//   sq    queue that requires sessions, lock duration 1 min
 
 import { ServiceBusClient } from "@azure/service-bus";
 import Long from "long";
@@ -244,6 +245,121 @@ const scenarios = {
     return { maxSizeInBytes: b.maxSizeInBytes, count: b.count, tookOversized: big, bodies: got.map(text) };
   },
 };
+
+// sessionOpts are a session receiver's options: peek-lock, no background
+// renewal of the session lock.
+const sessionOpts = { receiveMode: "peekLock", maxAutoLockRenewalDurationInMs: 0 };
+
+// errorOf runs f and returns the code of the ServiceBusError it throws, or
+// "none".
+async function errorOf(f) {
+  try {
+    await f();
+    return "none";
+  } catch (err) {
+    return err.code ?? err.name ?? String(err);
+  }
+}
+
+Object.assign(scenarios, {
+  // acceptSession: a named session, its messages in send order only, its
+  // lock and state; a second accept of it fails while the first holds it;
+  // closing the receiver releases it.
+  async "session-accept"(sb, { connectionString, control }) {
+    await sb.createSender("sq").sendMessages([
+      { body: "a1", sessionId: "a" }, { body: "b1", sessionId: "b" }, { body: "a2", sessionId: "a" },
+    ]);
+    const r = await sb.acceptSession("sq", "a", sessionOpts);
+    const out = { sessionId: r.sessionId, lockedUntil: r.sessionLockedUntilUtc?.toISOString() };
+    const got = await receive(r, 2, 1000);
+    out.bodies = got.map(text);
+    out.sessionIds = got.map((m) => m.sessionId);
+    for (const m of got) await r.completeMessage(m);
+    const other = new ServiceBusClient(connectionString, { retryOptions: { maxRetries: 0, timeoutInMs: 5000 } });
+    try {
+      out.secondAccept = await errorOf(() => other.acceptSession("sq", "a", sessionOpts));
+      await r.setSessionState("step 1");
+      out.state = await r.getSessionState();
+      await advance(control, "30s");
+      out.renewedUntil = (await r.renewSessionLock()).toISOString();
+      await r.close();
+      const again = await other.acceptSession("sq", "a", sessionOpts);
+      out.stateAfterClose = await again.getSessionState();
+      await again.setSessionState(null);
+      out.stateCleared = await again.getSessionState();
+      await again.close();
+    } finally {
+      await other.close();
+    }
+    return out;
+  },
+
+  // acceptNextSession: the session with a message that is not held; with
+  // none, the service's timeout.
+  async "session-next"(sb, { connectionString }) {
+    await sb.createSender("sq").sendMessages([{ body: "a1", sessionId: "a" }, { body: "b1", sessionId: "b" }]);
+    const held = await sb.acceptSession("sq", "a", sessionOpts);
+    const next = await sb.acceptNextSession("sq", sessionOpts);
+    const out = { next: next.sessionId, bodies: (await receive(next, 5, 1000)).map(text) };
+    const quick = new ServiceBusClient(connectionString, { retryOptions: { maxRetries: 0, timeoutInMs: 1500 } });
+    try {
+      const start = Date.now();
+      out.none = await errorOf(() => quick.acceptNextSession("sq", sessionOpts));
+      out.noneWithinTimeout = Date.now() - start < 5000;
+    } finally {
+      await quick.close();
+    }
+    await held.close();
+    await next.close();
+    return out;
+  },
+
+  // subscribe on the next session: its messages, in order, completed as
+  // they are processed.
+  async "session-subscribe"(sb) {
+    await sb.createSender("sq").sendMessages([1, 2, 3].map((i) => ({ body: `s${i}`, sessionId: "s" })));
+    const r = await sb.acceptNextSession("sq", sessionOpts);
+    const bodies = [];
+    await new Promise((resolve, reject) => {
+      const sub = r.subscribe({
+        async processMessage(m) {
+          bodies.push(text(m));
+          if (bodies.length === 3) sub.close().then(resolve, reject);
+        },
+        async processError(args) {
+          reject(args.error);
+        },
+      });
+    });
+    await r.close();
+    const again = await sb.acceptSession("sq", "s", sessionOpts);
+    const after = (await receive(again, 3, 500)).map(text);
+    await again.close();
+    return { session: r.sessionId, bodies, after };
+  },
+
+  // the session lock runs out on the server's clock: settling fails with
+  // SessionLockLost, the next receiver gets the message a second time.
+  async "session-lock-lost"(sb, { control }) {
+    await sb.createSender("sq").sendMessages({ body: "l1", sessionId: "l" });
+    const r = await sb.acceptSession("sq", "l", sessionOpts);
+    const [m] = await receive(r, 1, 1000);
+    check(m, "a message arrives");
+    const first = m.deliveryCount;
+    await advance(control, "61s");
+    // the server detaches the receiver when the lock runs out; wait until
+    // the SDK has seen it
+    for (let i = 0; i < 100 && !r.isClosed; i++) await new Promise((res) => setTimeout(res, 50));
+    const closed = r.isClosed;
+    const complete = await errorOf(() => r.completeMessage(m));
+    const again = await sb.acceptSession("sq", "l", sessionOpts);
+    const [m2] = await receive(again, 1, 1000);
+    check(m2, "the message comes again");
+    await again.completeMessage(m2);
+    await again.close();
+    return { first, closed, complete, second: m2.deliveryCount, body: text(m2) };
+  },
+});
 
 async function main() {
   const a = args(process.argv.slice(2));
