@@ -44,6 +44,9 @@ type Engine struct {
 	sessionTimers map[*timer]*session
 	// notifySess are the sessions to tell the SessionAvailable hook about.
 	notifySess []sessionNote
+	// lostSess are the sessions whose locks ran out, for the SessionLost
+	// hook.
+	lostSess []sessionLoss
 }
 
 // applying is the time the engine's current change happens: the due time
@@ -93,6 +96,11 @@ type ProtocolHooks struct {
 	// the session, if any, can receive them; if none, the session can be
 	// accepted. When it is nil, Available is called instead.
 	SessionAvailable func(k EntityKey, group string)
+	// SessionLost is called, outside the lock, when session group of
+	// entity k was taken from its holder because its lock ran out (SS-3),
+	// not when the holder released it: the front-end tells that holder
+	// (Service Bus detaches its receiver with session-lock-lost).
+	SessionLost func(k EntityKey, group, holder string)
 	// Deleted is called, outside the lock, when the engine itself deleted an
 	// entity (idle deletion, SB-10, RB-8).
 	Deleted func(Entity)
@@ -180,6 +188,8 @@ func (e *Engine) unlock() *Commit {
 	e.deleted = nil
 	notifySess := e.notifySess
 	e.notifySess = nil
+	lostSess := e.lostSess
+	e.lostSess = nil
 	wake := false
 	if t, ok := e.timers.min(); ok && t.at < e.lastNext {
 		e.lastNext = t.at
@@ -199,6 +209,11 @@ func (e *Engine) unlock() *Commit {
 	for _, n := range notifySess {
 		if h := protos[n.k.Protocol].SessionAvailable; h != nil {
 			h(n.k, n.group)
+		}
+	}
+	for _, l := range lostSess {
+		if h := protos[l.k.Protocol].SessionLost; h != nil {
+			h(l.k, l.group, l.holder)
 		}
 	}
 	for _, ent := range deleted {

@@ -458,3 +458,33 @@ func TestExpiryDeadLetteringSchedulingAndDeferralInSessions_SS5(t *testing.T) {
 		t.Errorf("dead letter of D: %+v", dead)
 	}
 }
+
+// rule: SS-3 (the holder learns that its session's lock ran out): the
+// SessionLost hook is called once, outside the lock, with the session and
+// the holder that lost it, when the clock passes the lock; a release by
+// the holder itself calls nothing.
+func TestSessionLostHookTellsTheHolder_SS3(t *testing.T) {
+	f := MustFixture(t)
+	var lost []string
+	f.e.Register("test", core.ProtocolHooks{SessionLost: func(k core.EntityKey, group, holder string) {
+		// Outside the lock: the engine can be called.
+		infos, err := f.e.Sessions(f.now(), k)
+		lost = append(lost, fmt.Sprint(k.Name, " ", group, " ", holder, " ", err == nil && len(infos) == 2))
+	}})
+	q := f.MustCreate("q", sessionPolicy(time.Hour))
+	f.MustEnqueue(q, inSession("A", "a1"))
+	f.MustEnqueue(q, inSession("B", "b1"))
+	f.MustAccept(q, "A", "h1", 30*time.Second)
+	f.MustAccept(q, "B", "h2", 30*time.Second)
+	if err := f.e.ReleaseSession(f.now(), q, "B", "h2"); err != nil {
+		t.Fatal(err)
+	}
+	f.advance(29 * time.Second)
+	if len(lost) != 0 {
+		t.Fatalf("before the lock ran out: %v", lost)
+	}
+	f.advance(2 * time.Second)
+	if d := cmp.Diff([]string{"q A h1 true"}, lost); d != "" {
+		t.Errorf("SessionLost (-want +got):\n%s", d)
+	}
+}

@@ -79,6 +79,12 @@ type sessionNote struct {
 	group string
 }
 
+// sessionLoss is a session whose lock ran out, and who held it.
+type sessionLoss struct {
+	k             EntityKey
+	group, holder string
+}
+
 // sessionFor returns session id of ent, making it if it does not exist.
 func (e *Engine) sessionFor(ent *entity, id string) *session {
 	if s := ent.sessions[id]; s != nil {
@@ -276,6 +282,7 @@ func (e *Engine) sessionLockRanOut(s *session, now time.Time) {
 	if f := e.cfg.ObserveLag; f != nil {
 		f(ent.Protocol, ActionLockLost, now.Sub(due))
 	}
+	e.lostSess = append(e.lostSess, sessionLoss{k: ent.EntityKey, group: s.id, holder: s.holder})
 	e.freeSession(s, true, now)
 }
 

@@ -81,8 +81,6 @@ type Server struct {
 	wg      sync.WaitGroup
 	closing chan struct{}
 	once    sync.Once
-	// watchOnce starts watching session lock losses (sessionwatch.go).
-	watchOnce sync.Once
 }
 
 // New returns a server on cfg.Engine. Register its Hooks with the engine
@@ -129,6 +127,7 @@ func (s *Server) Hooks() core.ProtocolHooks {
 		Available:  s.available,
 		// receivers of session entities look when a session has messages
 		SessionAvailable: s.sessionAvailable,
+		SessionLost:      s.sessionLost,
 		Deleted:          s.deleted,
 		Recovered:        s.recovered,
 		Describe:         describe,

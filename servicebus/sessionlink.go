@@ -178,7 +178,6 @@ func (l *link) acceptSession() (time.Time, error) {
 	l.sess.id, l.sess.accepted = info.ID, true
 	l.mu.Unlock()
 	l.ss.c.holdLink(l)
-	s.watchSessionLocks()
 	return info.LockedUntil, nil
 }
 

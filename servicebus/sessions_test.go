@@ -388,3 +388,32 @@ func TestRenewMessageLockOfSessionMessageRenewsSession_SS2(t *testing.T) {
 		t.Fatalf("completing under the renewed session lock: %v", err)
 	}
 }
+
+// rule: SS-3 (the holder is told at once, even of a session with nothing
+// in it: the engine's SessionLost hook wakes it, since no message becomes
+// available to do so)
+func TestEmptySessionLockLossDetachesHolder_SS3(t *testing.T) {
+	f := MustServer(t)
+	f.sessionQueue("sq", nil)
+	s := MustSession(t, f.MustDialAMQP(t, "sq"))
+	r, err := s.NewReceiver(ctx(t), "sq", &amqp.ReceiverOptions{
+		SettlementMode: amqp.ReceiverSettleModeSecond.Ptr(), Credit: -1,
+		Filters: []amqp.LinkFilter{amqp.NewLinkFilter("com.microsoft:session-filter", 0x137000000C, "empty")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The credit goes out before the clock moves, so that no frame of the
+	// client's wakes the link afterwards.
+	if err := r.IssueCredit(1); err != nil {
+		t.Fatal(err)
+	}
+	// A request answered on the same connection: the flow was read before.
+	mgmtRequest(t, s, "sq", "com.microsoft:peek-message", map[string]any{"from-sequence-number": int64(1), "message-count": int32(1)})
+	f.advance(2 * time.Minute)
+	cx, cancel := context.WithTimeout(ctx(t), 5*time.Second)
+	defer cancel()
+	if _, err := r.Receive(cx, nil); remoteErr(err) != "com.microsoft:session-lock-lost" {
+		t.Fatalf("after the empty session's lock ran out: %v, want a detach with com.microsoft:session-lock-lost", err)
+	}
+}

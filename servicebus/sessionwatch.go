@@ -34,32 +34,11 @@ func (l *link) wants(group string) bool {
 	return !l.sess.accepted || l.sess.id == group
 }
 
-// watchSessionLocks makes sure session lock losses reach the receivers
-// that held the sessions: the engine records an event when a session's
-// lock runs out (SS-3), and the entity's receivers, woken, find out whether
-// theirs is gone and detach with com.microsoft:session-lock-lost, as the
-// service detaches them. It starts watching on the first session accepted,
-// so that servers without sessions pay nothing; Close stops it.
-func (s *Server) watchSessionLocks() {
-	s.watchOnce.Do(func() {
-		sub := s.e.Subscribe(4096)
-		s.wg.Add(2)
-		go func() {
-			defer s.wg.Done()
-			<-s.closing
-			s.e.Unsubscribe(sub)
-		}()
-		go func() {
-			defer s.wg.Done()
-			for ev := range sub.C {
-				if ev.Action != core.ActionLockLost || ev.Session == "" || ev.Protocol != core.ServiceBus {
-					continue
-				}
-				s.available(core.EntityKey{Protocol: ev.Protocol, Name: ev.Entity})
-			}
-		}()
-	})
-}
+// sessionLost is the engine's SessionLost hook: the lock of session group
+// of entity k ran out (SS-3). Its holder, woken, finds its session gone and
+// detaches with com.microsoft:session-lock-lost, as the service detaches
+// it; receivers waiting for a next session may now take it.
+func (s *Server) sessionLost(k core.EntityKey, group, _ string) { s.sessionAvailable(k, group) }
 
 // pathRequiresSession reports whether the queue or subscription at path
 // requires sessions.
