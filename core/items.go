@@ -265,10 +265,24 @@ func (e *Engine) TakeDeferred(now time.Time, k EntityKey, seq uint64, lockUntil 
 		e.unlock()
 		return Item{}, false, nil, errNeedsSession(ent)
 	}
+	x := e.deferredToTake(ent, seq, "")
+	if x == nil {
+		return Item{}, false, e.unlock(), nil
+	}
+	e.lockItem(x, lockUntil)
+	return x.Item, true, e.unlock(), nil
+}
+
+// deferredToTake is the shared part of TakeDeferred and
+// TakeDeferredSession, with the engine's lock held: it counts a receive of
+// ent and returns its deferred item seq (in an entity with sessions, of
+// session group), or nil when there is none or it has expired, which it then dead-letters or drops by the
+// entity's rule for deferred items, or for expiry (SB-9).
+func (e *Engine) deferredToTake(ent *entity, seq uint64, group string) *item {
 	e.touch(ent, UseReceive)
 	x := ent.find(seq)
-	if x == nil || x.State != Deferred {
-		return Item{}, false, e.unlock(), nil
+	if x == nil || x.State != Deferred || ent.Policy.Sessions && x.Group != group {
+		return nil
 	}
 	if x.Expired(e.now) {
 		rule := ent.Policy.Rules.Deferred
@@ -276,10 +290,9 @@ func (e *Engine) TakeDeferred(now time.Time, k EntityKey, seq uint64, lockUntil 
 			rule = ent.Policy.Rules.Expire
 		}
 		e.expire(x, e.now, rule)
-		return Item{}, false, e.unlock(), nil
+		return nil
 	}
-	e.lockItem(x, lockUntil)
-	return x.Item, true, e.unlock(), nil
+	return x
 }
 
 // DeadLetter removes item seq of entity k and hands it to the protocol's

@@ -151,17 +151,8 @@ func (e *Engine) TakeDeferredSession(now time.Time, k EntityKey, group, holder s
 	if err != nil {
 		return Item{}, false, nil, err
 	}
-	e.touch(ent, UseReceive)
-	x := ent.find(seq)
-	if x == nil || x.State != Deferred || x.Group != group {
-		return Item{}, false, e.unlock(), nil
-	}
-	if x.Expired(e.now) {
-		rule := ent.Policy.Rules.Deferred
-		if rule == "" {
-			rule = ent.Policy.Rules.Expire
-		}
-		e.expire(x, e.now, rule)
+	x := e.deferredToTake(ent, seq, group)
+	if x == nil {
 		return Item{}, false, e.unlock(), nil
 	}
 	e.lockSessionItem(s, x)

@@ -313,30 +313,13 @@ func get[T any](m amqp.Map, k string) (T, bool) {
 	return t, found && ok
 }
 
+// intProp reads the integer k of m, as anyInt reads it.
 func intProp(m amqp.Map, k string) (int64, bool) {
 	v, found := m.Get(k)
 	if !found {
 		return 0, false
 	}
-	switch x := v.(type) {
-	case int64:
-		return x, true
-	case int32:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int8:
-		return int64(x), true
-	case uint64:
-		return int64(x), true
-	case uint32:
-		return int64(x), true
-	case uint16:
-		return int64(x), true
-	case uint8:
-		return int64(x), true
-	}
-	return 0, false
+	return anyInt(v)
 }
 
 func longs(m amqp.Map, k string) []int64 {
