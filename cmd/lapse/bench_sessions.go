@@ -156,22 +156,48 @@ type benchSettle struct {
 	done *sync.WaitGroup
 }
 
-// run receives every message: benchSessionReceivers receivers accept
-// sessions until all came, benchSettlers goroutines complete them.
-func (b *benchSessionReceive) run(ctx context.Context) (r benchConsumed) {
+// run receives every message with benchSessionReceivers SDK clients.
+func (b *benchSessionReceive) run(ctx context.Context) benchConsumed {
+	return receiveSessions(ctx, b, benchSBReceive,
+		func(_ context.Context) (*azservicebus.Client, func(), error) {
+			client, err := azservicebus.NewClientFromConnectionString(b.cs, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			return client, func() { client.Close(context.WithoutCancel(ctx)) }, nil
+		},
+		b.one,
+		func(ctx context.Context, s benchSettle) error {
+			defer s.done.Done()
+			if err := s.r.CompleteMessage(ctx, s.m, nil); err != nil {
+				return fmt.Errorf("CompleteMessage: %w", err)
+			}
+			return nil
+		})
+}
+
+// receiveSessions is the receiving side of the session scenarios:
+// benchSessionReceivers receivers, each on a client of its own (open),
+// take sessions with one, which hands each message to settle through a
+// channel of queue messages, until every message came; benchSettlers
+// goroutines settle them. A settle that fails fails the whole.
+func receiveSessions[C, S any](ctx context.Context, b *benchSessionReceive, queue int,
+	open func(context.Context) (C, func(), error),
+	one func(context.Context, C, chan<- S) error,
+	settle func(context.Context, S) error,
+) (r benchConsumed) {
 	w := newBenchWatch(ctx, "message")
 	defer w.stop()
-	settles := make(chan benchSettle, benchSBReceive)
+	settles := make(chan S, queue)
 	var settlers sync.WaitGroup
 	for range benchSettlers {
 		settlers.Go(func() {
 			for s := range settles {
-				if err := s.r.CompleteMessage(w.ctx, s.m, nil); err != nil {
-					w.fail(fmt.Errorf("CompleteMessage: %w", err))
+				if err := settle(w.ctx, s); err != nil {
+					w.fail(err)
 				} else {
 					w.step()
 				}
-				s.done.Done()
 			}
 		})
 	}
@@ -183,14 +209,14 @@ func (b *benchSessionReceive) run(ctx context.Context) (r benchConsumed) {
 	r.first = time.Now()
 	for range benchSessionReceivers {
 		receivers.Go(func() {
-			client, err := azservicebus.NewClientFromConnectionString(b.cs, nil)
+			client, end, err := open(all)
 			if err != nil {
 				w.fail(err)
 				return
 			}
-			defer client.Close(context.WithoutCancel(ctx))
+			defer end()
 			for all.Err() == nil {
-				if err := b.one(all, client, settles); err != nil {
+				if err := one(all, client, settles); err != nil {
 					if all.Err() == nil {
 						w.fail(err)
 					}

@@ -70,60 +70,24 @@ type benchAccept struct {
 }
 
 // runAMQP1 receives every message with benchSessionReceivers session links
-// of conn.
-func (b *benchSessionReceive) runAMQP1(ctx context.Context, conn *amqp1.Conn) (r benchConsumed) {
-	w := newBenchWatch(ctx, "message")
-	defer w.stop()
-	accepts := make(chan benchAccept, benchCredit)
-	var settlers sync.WaitGroup
-	for range benchSettlers {
-		settlers.Go(func() {
-			for a := range accepts {
-				if err := a.rcv.AcceptMessage(w.ctx, a.m); err != nil {
-					w.fail(fmt.Errorf("accepting: %w", err))
-				} else {
-					w.step()
-					if err := a.cr.settled(); err != nil {
-						w.fail(err)
-					}
-				}
-				a.done.Done()
-			}
-		})
-	}
-	all, finish := context.WithCancel(w.ctx)
-	defer finish()
-	var receivers sync.WaitGroup
-	r.first = time.Now()
-	for range benchSessionReceivers {
-		receivers.Go(func() {
-			sess, err := conn.NewSession(all, nil)
+// of conn, each on an AMQP session of its own.
+func (b *benchSessionReceive) runAMQP1(ctx context.Context, conn *amqp1.Conn) benchConsumed {
+	return receiveSessions(ctx, b, benchCredit,
+		func(ctx context.Context) (*amqp1.Session, func(), error) {
+			sess, err := conn.NewSession(ctx, nil)
 			if err != nil {
-				w.fail(fmt.Errorf("beginning a session: %w", err))
-				return
+				return nil, nil, fmt.Errorf("beginning a session: %w", err)
 			}
-			defer benchEnd(sess)
-			for all.Err() == nil {
-				if err := b.oneAMQP1(all, sess, accepts); err != nil {
-					if all.Err() == nil {
-						w.fail(err)
-					}
-					return
-				}
-				if b.got.Load() >= int64(b.n) {
-					finish()
-				}
+			return sess, func() { benchEnd(sess) }, nil
+		},
+		b.oneAMQP1,
+		func(ctx context.Context, a benchAccept) error {
+			defer a.done.Done()
+			if err := a.rcv.AcceptMessage(ctx, a.m); err != nil {
+				return fmt.Errorf("accepting: %w", err)
 			}
+			return a.cr.settled()
 		})
-	}
-	receivers.Wait()
-	close(accepts)
-	settlers.Wait()
-	r.last = time.Now()
-	if err := w.err(); err != nil {
-		r.err = fmt.Errorf("receiving: %w", err)
-	}
-	return r
 }
 
 // benchAcceptTimeoutMs is the com.microsoft:timeout of a session link.
