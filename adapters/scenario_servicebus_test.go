@@ -303,7 +303,7 @@ func TestServiceBusLockedMessages_SB7(t *testing.T) {
 		"dead-lettered SB-7 3 due 1m at 1m30s",
 	)
 	check(t, "dead letters", []string{"abandon-late TTLExpiredException SB-7", "lock-runs-out TTLExpiredException SB-7"}, s.deadLetters(q))
-	check(t, "counts", core.Counts{DeadLettered: 2}, s.counts(q))
+	check(t, "counts", core.Counts{InDeadLetterQueue: 2}, s.counts(q))
 }
 
 func TestServiceBusExpiredMessage_SB8(t *testing.T) {
@@ -314,7 +314,7 @@ func TestServiceBusExpiredMessage_SB8(t *testing.T) {
 		wantLetters []string
 		wantCounts  core.Counts
 	}{
-		{"FlagOnMovesToDeadLetterQueue_SB8", true, "dead-lettered SB-8 1 due 1m at 1m", []string{"m TTLExpiredException SB-8"}, core.Counts{DeadLettered: 1}},
+		{"FlagOnMovesToDeadLetterQueue_SB8", true, "dead-lettered SB-8 1 due 1m at 1m", []string{"m TTLExpiredException SB-8"}, core.Counts{InDeadLetterQueue: 1}},
 		{"FlagOffDrops_SB8", false, "expired SB-8 1 due 1m at 1m", nil, core.Counts{}},
 	}
 	for _, tt := range tests {
@@ -381,7 +381,7 @@ func TestServiceBusDeferredMessages_SB9(t *testing.T) {
 			}
 			s.wantEvents(q, tt.wantEvent)
 			check(t, "dead letters", tt.wantLetters, s.deadLetters(q))
-			check(t, "counts after the take", core.Counts{DeadLettered: len(tt.wantLetters)}, s.counts(q))
+			check(t, "counts after the take", core.Counts{InDeadLetterQueue: len(tt.wantLetters)}, s.counts(q))
 		})
 	}
 }

@@ -385,8 +385,8 @@ func TestDeadLetterOnExpiryThroughProtocolHook_SB8(t *testing.T) {
 		t.Fatalf("dead letter = %v %q %q", ok, it.Body, it.Meta)
 	}
 	in, _ := f.e.Info(f.now(), q)
-	if in.Counts.DeadLettered != 1 {
-		t.Fatalf("dead-lettered count %d", in.Counts.DeadLettered)
+	if in.Stats.DeadLettered != 1 {
+		t.Fatalf("dead-lettered count %d", in.Stats.DeadLettered)
 	}
 	// Explicit dead-lettering (a rejected message) goes the same way.
 	y := f.MustEnqueue(q, body("y"))

@@ -4,15 +4,16 @@ import (
 	"time"
 )
 
-// Counts are an entity's items by state. DeadLettered is the item count of
-// the entity's DeadLetterQueue when it has one, else the number of items
-// dead-lettered out of it since lapse started.
+// Counts are an entity's items by state, now. InDeadLetterQueue is the
+// item count of the entity's DeadLetterQueue, now, when it has one (else
+// 0); how many items were dead-lettered out of the entity since it was
+// created or lapse started is Stats.DeadLettered.
 type Counts struct {
-	Active       int `json:"active"`
-	Scheduled    int `json:"scheduled"`
-	Locked       int `json:"locked"`
-	Deferred     int `json:"deferred"`
-	DeadLettered int `json:"deadLettered"`
+	Active            int `json:"active"`
+	Scheduled         int `json:"scheduled"`
+	Locked            int `json:"locked"`
+	Deferred          int `json:"deferred"`
+	InDeadLetterQueue int `json:"inDeadLetterQueue"`
 	// ActiveBytes is the body size of the active items.
 	ActiveBytes int64 `json:"activeBytes"`
 }

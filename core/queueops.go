@@ -22,9 +22,10 @@ func (e *Engine) Counts(now time.Time, k EntityKey) (Counts, int, error) {
 
 // Purge removes every active item of entity k, leaving locked, scheduled
 // and deferred ones, and returns how many it removed (RabbitMQ's
-// queue.purge). Purged items are neither expired nor dead-lettered. The
-// sessions of an entity with sessions lose their active items and keep
-// their states (SS-4) and holders.
+// queue.purge, which leaves unacknowledged messages to their consumers).
+// Purged items are neither expired nor dead-lettered. The sessions of an
+// entity with sessions lose their active items and keep their states
+// (SS-4) and holders. PurgeAll removes the other states too.
 func (e *Engine) Purge(now time.Time, k EntityKey) (int, *Commit, error) {
 	ent, err := e.begin(now, k)
 	if err != nil {
@@ -48,6 +49,30 @@ func (e *Engine) Purge(now time.Time, k EntityKey) (int, *Commit, error) {
 		}
 	}
 	return n, e.unlock(), nil
+}
+
+// PurgeAll removes every item of entity k in every state, active,
+// scheduled, locked and deferred, and returns how many it removed. A
+// locked item's holder then finds its lock lost: settling it is ELOCKLOST,
+// as after Remove. Purged items are neither expired nor dead-lettered. The
+// sessions of an entity with sessions keep their states (SS-4) and
+// holders.
+func (e *Engine) PurgeAll(now time.Time, k EntityKey) (int, *Commit, error) {
+	ent, err := e.begin(now, k)
+	if err != nil {
+		return 0, nil, err
+	}
+	// Removing tombstones the entity's list as it goes: collect first.
+	xs := make([]*item, 0, ent.all.length())
+	for i, n := 0, ent.all.length(); i < n; i++ {
+		if x := ent.all.at(i); !x.removed {
+			xs = append(xs, x)
+		}
+	}
+	for _, x := range xs {
+		e.removeItem(x)
+	}
+	return len(xs), e.unlock(), nil
 }
 
 // DropHead removes the head of entity k's active items while there are more

@@ -118,8 +118,8 @@ func TestDeadLetterRefused_RB9(t *testing.T) {
 	if _, err := f.e.DeadLetterRefused(f.now(), q, body("refused"), core.DeadLetterReason{Code: "maxlen", Rule: "RB-9"}); err != nil {
 		t.Fatal(err)
 	}
-	if c, _, _ := f.e.Counts(f.now(), q); c.Active != 0 || c.DeadLettered != 1 {
-		t.Fatalf("the refusing entity's counts: %+v", c)
+	if in, _ := f.e.Info(f.now(), q); in.Counts.Active != 0 || in.Stats.DeadLettered != 1 {
+		t.Fatalf("the refusing entity's counts: %+v, stats %+v", in.Counts, in.Stats)
 	}
 	it, ok, _, _ := f.e.Take(f.now(), dlq)
 	if !ok || string(it.Body) != "refused" || string(it.Meta) != "maxlen from q" {

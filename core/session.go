@@ -30,8 +30,8 @@ type SessionInfo struct {
 	// its length.
 	HasState  bool `json:"hasState"`
 	StateSize int  `json:"stateSize"`
-	// Counts are the session's items by state (DeadLettered is 0: dead
-	// letters leave their session).
+	// Counts are the session's items by state (InDeadLetterQueue is 0:
+	// dead letters leave their session).
 	Counts Counts `json:"counts"`
 }
 

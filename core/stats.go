@@ -49,26 +49,24 @@ func (e *Engine) Stats(now time.Time) []EntityStats {
 	return out
 }
 
-// ownCounts returns ent's items by state; its DeadLettered is the count of
-// items dead-lettered out of it.
+// ownCounts returns ent's items by state, without its dead-letter queue's.
 func (ent *entity) ownCounts() Counts {
 	return Counts{
-		Active:       ent.counts[Active],
-		Scheduled:    ent.counts[Scheduled],
-		Locked:       ent.counts[Locked],
-		Deferred:     ent.counts[Deferred],
-		DeadLettered: int(ent.stats.DeadLettered),
-		ActiveBytes:  ent.bytes[Active],
+		Active:      ent.counts[Active],
+		Scheduled:   ent.counts[Scheduled],
+		Locked:      ent.counts[Locked],
+		Deferred:    ent.counts[Deferred],
+		ActiveBytes: ent.bytes[Active],
 	}
 }
 
 // counts returns ent's items by state, with the item count of its
-// dead-letter queue as DeadLettered when it has one.
+// dead-letter queue as InDeadLetterQueue when it has one.
 func (e *Engine) counts(ent *entity) Counts {
 	c := ent.ownCounts()
 	if ent.DeadLetterQueue != "" {
 		if d := e.entities[EntityKey{ent.Protocol, ent.DeadLetterQueue}]; d != nil {
-			c.DeadLettered = d.counts[Active] + d.counts[Locked] + d.counts[Deferred] + d.counts[Scheduled]
+			c.InDeadLetterQueue = d.counts[Active] + d.counts[Locked] + d.counts[Deferred] + d.counts[Scheduled]
 		}
 	}
 	return c

@@ -238,9 +238,21 @@ func (s *Server) resubmitAll(c *gin.Context, k core.EntityKey) {
 	c.JSON(http.StatusOK, gin.H{"resubmitted": n})
 }
 
-// purge removes every available item of k (core.Engine.Purge).
+// purgesReadyOnly says whether a protocol's purge leaves the unacknowledged
+// items to their consumers: RabbitMQ's queue.purge removes the ready
+// messages only.
+func purgesReadyOnly(protocol string) bool { return protocol == core.RabbitMQ }
+
+// purge removes the items of k: every item, the locked, scheduled and
+// deferred ones too (core.Engine.PurgeAll), whose holders' settlements then
+// fail with a lost lock; for RabbitMQ the ready messages only, as
+// queue.purge does (core.Engine.Purge).
 func (s *Server) purge(c *gin.Context, k core.EntityKey) {
-	n, commit, err := s.cfg.Engine.Purge(s.cfg.Clock.Now(), k)
+	purge := s.cfg.Engine.PurgeAll
+	if purgesReadyOnly(k.Protocol) {
+		purge = s.cfg.Engine.Purge
+	}
+	n, commit, err := purge(s.cfg.Clock.Now(), k)
 	if err == nil {
 		err = commit.Wait(c.Request.Context())
 	}

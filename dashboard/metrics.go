@@ -211,7 +211,7 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 		send(ch, c.expired, prometheus.CounterValue, float64(s.Stats.Expired), p, k, name)
 		send(ch, c.deadLettered, prometheus.CounterValue, float64(s.Stats.DeadLettered), p, k, name)
 		// Dead letters are the items of the dead-letter entities:
-		// Counts.DeadLettered would count them twice.
+		// counting Counts.InDeadLetterQueue too would count them twice.
 		for _, x := range [...]struct {
 			st core.State
 			n  int

@@ -57,8 +57,11 @@ func loadPages() (*pages, error) {
 			return id
 		},
 		"bytes": formatBytes,
-		"add":   func(a, b int) int { return a + b },
-		"short": shortName,
+		"lower": strings.ToLower,
+		// purgesReadyOnly: the protocol's purge leaves unacknowledged items.
+		"purgesReadyOnly": purgesReadyOnly,
+		"add":             func(a, b int) int { return a + b },
+		"short":           shortName,
 		// hasRules is false for an entity whose policy names no rule: one
 		// that holds no items (an exchange, a database).
 		"hasRules": func(r core.RuleIDs) bool { return r != core.RuleIDs{} },

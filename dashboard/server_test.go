@@ -270,7 +270,7 @@ func TestEntities(t *testing.T) {
 	 "created":"2026-01-02T03:04:05Z",
 	 "policy":{"defaultTtl":"forever","maxTtl":"none","ignoreItemTtl":false,"base":"modified","onExpire":"drop",
 	   "retroactive":true,"headOnly":false,"idleTtl":"none","idleUses":[],"idleOnlyWithoutConsumers":false,"rules":{}},
-	 "counts":{"active":1,"scheduled":0,"locked":0,"deferred":0,"deadLettered":0,"activeBytes":0},
+	 "counts":{"active":1,"scheduled":0,"locked":0,"deferred":0,"inDeadLetterQueue":0,"activeBytes":0},
 	 "stats":{"received":1,"delivered":0,"expired":0,"deadLettered":0},
 	 "consumers":0,"lastUsed":"2026-01-02T03:04:05Z"},
 	{"protocol":"rabbitmq","name":"/orders","kind":"queue","durable":true,
@@ -280,7 +280,7 @@ func TestEntities(t *testing.T) {
 	   "idleOnlyWithoutConsumers":true,
 	   "rules":{"defaultTtl":"RB-1","itemTtl":"RB-5","expire":"RB-9","idle":"RB-8"}},
 	 "settings":[{"key":"x-message-ttl","value":"60000"}],
-	 "counts":{"active":1,"scheduled":1,"locked":0,"deferred":0,"deadLettered":0,"activeBytes":0},
+	 "counts":{"active":1,"scheduled":1,"locked":0,"deferred":0,"inDeadLetterQueue":0,"activeBytes":0},
 	 "stats":{"received":2,"delivered":0,"expired":0,"deadLettered":0},
 	 "consumers":0,"lastUsed":"2026-01-02T03:04:05Z",
 	 "nextDue":"2026-01-02T03:05:05Z","idleDeadline":"2026-01-02T03:34:05Z"}]`})

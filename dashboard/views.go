@@ -19,18 +19,29 @@ type overview struct {
 	Connect   []connectHint
 	Totals    core.Counts
 	Entities  int
+	// ShowBuiltin is true when the broker's own entities are shown
+	// (?builtin=1); FoldURL is the overview's address with the other
+	// choice.
+	ShowBuiltin bool
+	FoldURL     string
 }
 
-// protocolEntities are one protocol's entities, parents before children.
+// protocolEntities are one protocol's entities, parents before children,
+// with the columns the protocol has. Builtin counts the broker's own
+// entities (builtin) among them, which Rows leave out unless shown.
 type protocolEntities struct {
 	Protocol string
+	Cols     columns
 	Rows     []overviewRow
+	Builtin  int
+	Total    int
 }
 
 // overviewRow is one entity in the overview's tree.
 type overviewRow struct {
 	EntityView
-	Depth int
+	Depth   int
+	Builtin bool
 }
 
 // connectHint says how a client reaches one front-end.
@@ -57,8 +68,29 @@ func (s *Server) overviewData(c *gin.Context) (any, error) {
 		o.Totals.Deferred += in.Counts.Deferred
 	}
 	sortProtocols(protos)
+	o.ShowBuiltin = c.Query("builtin") == "1"
+	q := c.Request.URL.Query()
+	if o.ShowBuiltin {
+		q.Del("builtin")
+	} else {
+		q.Set("builtin", "1")
+	}
+	o.FoldURL = "/"
+	if len(q) > 0 {
+		o.FoldURL += "?" + q.Encode()
+	}
 	for _, p := range protos {
-		o.Protocols = append(o.Protocols, protocolEntities{Protocol: p, Rows: tree(byProto[p])})
+		pe := protocolEntities{Protocol: p, Cols: columnsOf(p), Total: len(byProto[p])}
+		for _, r := range tree(byProto[p]) {
+			if r.Builtin = builtin(&r.EntityView); r.Builtin {
+				pe.Builtin++
+				if !o.ShowBuiltin {
+					continue
+				}
+			}
+			pe.Rows = append(pe.Rows, r)
+		}
+		o.Protocols = append(o.Protocols, pe)
 	}
 	o.Connect = s.connectHints()
 	return o, nil
@@ -165,7 +197,12 @@ type entityPage struct {
 	Entity   EntityView
 	Children []EntityView
 	Policy   []policyLine
-	Items    []ItemView
+	// Cols are the figures the entity's protocol has.
+	Cols columns
+	// Docs is true when the items are JSON documents (Cosmos DB), each
+	// laid out in its Doc.
+	Docs  bool
+	Items []pageItem
 	// Shown is how many items the page lists of Total.
 	Shown, Total int
 	// DeadLetters is true when some listed item is a dead letter.
@@ -181,6 +218,13 @@ type entityPage struct {
 
 func (p *entityPage) pageTitle() string { return p.Entity.Name }
 
+// pageItem is an item as its entity's page shows it: a document's
+// properties laid out in Doc (nil when it is not a JSON document).
+type pageItem struct {
+	ItemView
+	Doc *document
+}
+
 // pageItems is how many items an entity page lists.
 const pageItems = 200
 
@@ -195,11 +239,17 @@ func (s *Server) entityData(c *gin.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &entityPage{Now: now, Entity: entityView(in), Policy: policyLines(&in.Policy)}
+	p := &entityPage{Now: now, Entity: entityView(in), Policy: policyLines(&in.Policy), Cols: columnsOf(k.Protocol)}
+	p.Docs = k.Protocol == core.Cosmos && in.Kind == "container"
 	p.Total = in.Counts.Active + in.Counts.Scheduled + in.Counts.Locked + in.Counts.Deferred
-	p.Items = s.itemViews(k, items)
-	for _, it := range p.Items {
-		if it.DeadLetter != nil {
+	views := s.itemViews(k, items)
+	p.Items = make([]pageItem, len(views))
+	for i, v := range views {
+		p.Items[i] = pageItem{ItemView: v}
+		if p.Docs {
+			p.Items[i].Doc = parseDocument(items[i].Body)
+		}
+		if v.DeadLetter != nil {
 			p.DeadLetters = true
 		}
 	}

@@ -241,6 +241,8 @@ func TestDashboardInBrowser(t *testing.T) {
 		// The subscription is shown under its topic, with its copy.
 		b.waitJS("the subscription under its topic", textIn(`tr.depth-1[data-entity="servicebus:events/Subscriptions/audit"]`, "Subscriptions/audit")+
 			" && "+textIn(`tr[data-entity="servicebus:events/Subscriptions/audit"] td:nth-child(3)`, "1"))
+		// issue 15.14: the amq.* exchanges fold away until asked for.
+		b.waitJS("the amq.* exchanges folded", `!document.querySelector('tr[data-entity^="rabbitmq:exchange:/amq."]') && `+textIn("#show-builtin", "Show them"))
 		b.shot("01-overview")
 	})
 	step("EntityPage", func(t *testing.T, b *browser) {
@@ -320,6 +322,13 @@ func TestDashboardInBrowser(t *testing.T) {
 		// rule: EM-1: resume lets time run from where it stands, ahead of
 		// the wall (offset); freeze stops it again.
 		b.open("/")
+		// issue 15.14: the clock box shows its whole placeholder.
+		b.waitJS("the placeholder fitting its box", `(() => {
+			const i = document.getElementById("advance-by"), st = getComputedStyle(i);
+			const c = document.createElement("canvas").getContext("2d");
+			c.font = st.font;
+			return c.measureText(i.placeholder).width <= i.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight);
+		})()`)
 		b.run("click resume", chromedp.Click("#clock-resume", chromedp.ByQuery))
 		b.waitJS("the clock running", textIn("#clock-mode", "offset"))
 		b.run("click freeze", chromedp.Click("#clock-freeze", chromedp.ByQuery))
