@@ -31,6 +31,7 @@ var allowed = map[string][]string{
 	"rabbitmq":    {"core", "adapters", "httpserver", "clienttest"},
 	"cosmos":      {"core", "adapters", "httpserver", "clienttest"},
 	"cmd":         {"*"},
+	"server":      {"*"},
 	"":            {"*"}, // this package
 }
 

@@ -57,8 +57,8 @@ func checkBenchResults(tb testing.TB, got map[string]benchResult, messages int, 
 func TestBenchAMQP1AndServiceBusOnLapse(t *testing.T) {
 	m := MustStart(t)
 	got := MustRunBench(t,
-		"--url", "amqp://"+dialable(m.amqp.Addr().String())+"/",
-		"--servicebus-admin-url", "http://"+dialable(m.sbAdmin.Addr().String()),
+		"--url", "amqp://"+dialable(m.Addrs()["amqp"].String())+"/",
+		"--servicebus-admin-url", "http://"+dialable(m.Addrs()["servicebusAdmin"].String()),
 		"--control-url", controlURL(m),
 		"--scenarios", "amqp1,servicebus", "--messages", "300", "--runs", "2")
 	checkBenchResults(t, got, 300, append(benchAMQP1All, benchSBAll...)...)
@@ -67,7 +67,7 @@ func TestBenchAMQP1AndServiceBusOnLapse(t *testing.T) {
 	}
 	// Every queue is gone, dead-letter queues with them.
 	var ents []struct{ Name string }
-	MustAPI(t, m).get("/api/entities?protocol=servicebus", &ents)
+	mustGetJSON(t, m, "/api/entities?protocol=servicebus", &ents)
 	if len(ents) != 0 {
 		t.Errorf("entities left: %v", ents)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/lapse-emulator/lapse/server"
 	"os"
 	"strconv"
 	"strings"
@@ -13,8 +14,8 @@ import (
 var benchCosmosAll = []string{"cosmos-create", "cosmos-read", "cosmos-query-id", "cosmos-query-pk", "cosmos-upsert"}
 
 // cosmosURL is the plain-HTTP endpoint of m's Cosmos DB front-end.
-func cosmosURL(m *Main) string {
-	return "http://" + dialable(m.Cosmos.Addr().String()) + "/"
+func cosmosURL(m *server.Main) string {
+	return "http://" + dialable(m.Addrs()["cosmos"].String()) + "/"
 }
 
 // TestBenchCosmosOnLapse runs the Cosmos DB scenarios briefly against a
@@ -48,7 +49,7 @@ func TestBenchCosmosOnLapse(t *testing.T) {
 		}
 	})
 	var ents []struct{ Name string }
-	MustAPI(t, m).get("/api/entities?protocol=cosmos", &ents)
+	mustGetJSON(t, m, "/api/entities?protocol=cosmos", &ents)
 	if len(ents) != 0 {
 		t.Errorf("entities left: %v", ents)
 	}

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/lapse-emulator/lapse/server"
 )
 
 // version is set at build time: go build -ldflags "-X main.version=v1.2.3".
@@ -93,10 +94,11 @@ default http://localhost:8080).
 
 // serve runs lapse until ctx ends (SIGINT or SIGTERM), then shuts down.
 func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
-	m := NewMain()
+	m := server.NewMain()
 	m.Stderr = stderr
+	m.Version = version
 	if err := m.ParseFlags(args, getenv); err != nil {
-		return err
+		return asUsage(err)
 	}
 	if err := m.Run(ctx); err != nil {
 		return err
