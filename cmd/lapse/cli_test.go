@@ -205,6 +205,8 @@ func TestSubcommandErrors(t *testing.T) {
 		{[]string{"events", "all"}, 2, `lapse: unexpected argument "all"`},
 		{[]string{"healthcheck", "now"}, 2, "lapse: healthcheck takes no arguments"},
 		{[]string{"rewind"}, 2, `lapse: unknown command "rewind"`},
+		// issue 15.9: the benchmark client left the server binary.
+		{[]string{"bench", "--scenarios", "cosmos"}, 2, "lapse: the benchmark client is its own command now: go run ./cmd/lapse-bench --scenarios cosmos"},
 		{[]string{"serve", "--clock", "fast"}, 2, `lapse: --clock "fast": use "real" or "frozen"`},
 		{[]string{"--servicebus-config", "/nonexistent/Config.json"}, 1, "lapse: --servicebus-config: open /nonexistent/Config.json: no such file or directory"},
 	} {

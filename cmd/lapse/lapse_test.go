@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -78,24 +76,6 @@ func dialable(addr string) string {
 		host = "127.0.0.1"
 	}
 	return net.JoinHostPort(host, port)
-}
-
-// mustGetJSON decodes the JSON answer of GET path on m's control API into out.
-func mustGetJSON(tb testing.TB, m *server.Main, path string, out any) {
-	tb.Helper()
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
-	resp, err := (&http.Client{Transport: tr}).Get(controlURL(m) + path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		tb.Fatalf("GET %s: %s", path, resp.Status)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		tb.Fatalf("GET %s: %v", path, err)
-	}
 }
 
 // orders is a Service Bus queue whose messages live 10 minutes by default.

@@ -60,7 +60,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "clock", "events", "healthcheck":
 		err = clientCommand(ctx, cmd, args, getenv, stdout, stderr)
 	case "bench":
-		return runBench(ctx, args, stdout, stderr)
+		// The benchmark client links the client SDKs, which the server
+		// binary leaves out (issue 15.9).
+		fmt.Fprintln(stderr, "lapse: the benchmark client is its own command now: "+strings.TrimSpace("go run ./cmd/lapse-bench "+strings.Join(args, " ")))
+		return 2
 	case "help":
 		fmt.Fprint(stdout, usage)
 	default:

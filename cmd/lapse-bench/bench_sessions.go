@@ -1,6 +1,6 @@
 package main
 
-// The session scenarios of lapse bench (group servicebus): sb-sessions-1,
+// The session scenarios of lapse-bench (group servicebus): sb-sessions-1,
 // sb-sessions-100 and sb-sessions-10000, the azservicebus SDK end to end on
 // a queue that requires sessions, to hold against sb-sdk, the same without
 // sessions, in the same run.

@@ -1,6 +1,6 @@
 package main
 
-// The Cosmos DB scenarios of lapse bench, with the official azcosmos SDK
+// The Cosmos DB scenarios of lapse-bench, with the official azcosmos SDK
 // as the client: point creates, reads and upserts, and queries by id and
 // by partition key, against lapse's Cosmos DB front-end or any emulator of
 // the REST API. Each run makes a database and container of its own and

@@ -1,6 +1,6 @@
 package main
 
-// The AMQP 1.0 scenarios of lapse bench, with go-amqp: the same load
+// The AMQP 1.0 scenarios of lapse-bench, with go-amqp: the same load
 // against a Service Bus (lapse; --amqp1-auth cbs) and RabbitMQ's
 // rabbitmq_amqp1_0 plugin (--amqp1-auth plain). What differs between the
 // two is kept in amqp1Session: how it logs in, how it makes its queues and
@@ -420,7 +420,7 @@ func benchAMQP1Dial(ctx context.Context, c benchConfig, name string) (*amqp1.Con
 	if err != nil {
 		return nil, err
 	}
-	opts := &amqp1.ConnOptions{Properties: map[string]any{"connection_name": "lapse bench " + name}}
+	opts := &amqp1.ConnOptions{Properties: map[string]any{"connection_name": "lapse-bench " + name}}
 	if c.AMQP1Auth == benchAuthCBS {
 		u.User = nil // go-amqp would log in with PLAIN
 		opts.SASLType = amqp1.SASLTypeAnonymous()

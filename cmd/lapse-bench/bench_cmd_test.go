@@ -144,10 +144,10 @@ func TestRunBenchExitCodes(t *testing.T) {
 		stderr string
 	}{
 		{"Help", []string{"-h"}, 0, "-messages"},
-		{"Mistake", []string{"--runs", "0"}, 2, "lapse bench: --runs must be at least 1"},
-		{"BadURL", []string{"--url", "http://localhost:1/"}, 1, "lapse bench: connecting to --url"},
-		{"BadCosmosURL", []string{"--cosmos-url", "http://127.0.0.1:1/", "--scenarios", "cosmos"}, 1, "lapse bench: connecting to --cosmos-url"},
-		{"BadAMQP1URL", []string{"--url", "amqp://127.0.0.1:1/", "--scenarios", "amqp1"}, 1, "lapse bench: connecting to --url with AMQP 1.0 (--amqp1-auth cbs)"},
+		{"Mistake", []string{"--runs", "0"}, 2, "lapse-bench: --runs must be at least 1"},
+		{"BadURL", []string{"--url", "http://localhost:1/"}, 1, "lapse-bench: connecting to --url"},
+		{"BadCosmosURL", []string{"--cosmos-url", "http://127.0.0.1:1/", "--scenarios", "cosmos"}, 1, "lapse-bench: connecting to --cosmos-url"},
+		{"BadAMQP1URL", []string{"--url", "amqp://127.0.0.1:1/", "--scenarios", "amqp1"}, 1, "lapse-bench: connecting to --url with AMQP 1.0 (--amqp1-auth cbs)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

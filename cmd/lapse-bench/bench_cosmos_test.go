@@ -15,7 +15,7 @@ var benchCosmosAll = []string{"cosmos-create", "cosmos-read", "cosmos-query-id",
 
 // cosmosURL is the plain-HTTP endpoint of m's Cosmos DB front-end.
 func cosmosURL(m *server.Main) string {
-	return "http://" + dialable(m.Addrs()["cosmos"].String()) + "/"
+	return listenerURL(m, "http", "cosmos") + "/"
 }
 
 // TestBenchCosmosOnLapse runs the Cosmos DB scenarios briefly against a
@@ -55,11 +55,11 @@ func TestBenchCosmosOnLapse(t *testing.T) {
 	}
 }
 
-// BenchmarkCosmosScenarios runs each Cosmos DB scenario of lapse bench
+// BenchmarkCosmosScenarios runs each Cosmos DB scenario of lapse-bench
 // against a lapse in the same process, durable (SQLite in a temporary
 // folder), for profiles of client and server together:
 //
-//	go test ./cmd/lapse -run XXX -bench CosmosScenarios/cosmos-create -benchtime 3x -cpuprofile cpu.out
+//	go test ./cmd/lapse-bench -run XXX -bench CosmosScenarios/cosmos-create -benchtime 3x -cpuprofile cpu.out
 //
 // LAPSE_BENCH_ITEMS and LAPSE_BENCH_WORKERS change --items (10000) and
 // --workers (1).

@@ -11,13 +11,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// MustRunBench runs `lapse bench` with args and --json, fails the test
+// MustRunBench runs `lapse-bench` with args and --json, fails the test
 // unless it exits 0, and returns its results by scenario.
 func MustRunBench(tb testing.TB, args ...string) map[string]benchResult {
 	tb.Helper()
 	var stdout, stderr bytes.Buffer
 	if code := runBench(context.Background(), append(args, "--json"), &stdout, &stderr); code != 0 {
-		tb.Fatalf("lapse bench %q: exit code %d; stderr:\n%s", args, code, stderr.String())
+		tb.Fatalf("lapse-bench %q: exit code %d; stderr:\n%s", args, code, stderr.String())
 	}
 	out := map[string]benchResult{}
 	sc := bufio.NewScanner(&stdout)
@@ -57,8 +57,8 @@ func checkBenchResults(tb testing.TB, got map[string]benchResult, messages int, 
 func TestBenchAMQP1AndServiceBusOnLapse(t *testing.T) {
 	m := MustStart(t)
 	got := MustRunBench(t,
-		"--url", "amqp://"+dialable(m.Addrs()["amqp"].String())+"/",
-		"--servicebus-admin-url", "http://"+dialable(m.Addrs()["servicebusAdmin"].String()),
+		"--url", listenerURL(m, "amqp", "amqp")+"/",
+		"--servicebus-admin-url", listenerURL(m, "http", "servicebusAdmin"),
 		"--control-url", controlURL(m),
 		"--scenarios", "amqp1,servicebus", "--messages", "300", "--runs", "2")
 	checkBenchResults(t, got, 300, append(benchAMQP1All, benchSBAll...)...)

@@ -1,6 +1,6 @@
 package main
 
-// The Service Bus scenarios of lapse bench, against lapse only: the
+// The Service Bus scenarios of lapse-bench, against lapse only: the
 // azservicebus SDK end to end, and the dead-lettering of a bulk expiry on
 // lapse's clock. Also the clients of lapse's administration and control
 // APIs that the AMQP 1.0 scenarios use on a Service Bus.

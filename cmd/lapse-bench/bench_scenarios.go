@@ -25,7 +25,7 @@ const (
 	benchTTL = time.Second
 )
 
-// benchScenario is one load of `lapse bench`; run returns its figure
+// benchScenario is one load of `lapse-bench`; run returns its figure
 // without the scenario's name. A scenario that runs once ignores --runs.
 type benchScenario struct {
 	name string
@@ -299,7 +299,7 @@ func benchMillis(d time.Duration) string {
 // apart in the broker's management UI.
 func benchDial(url, name string) (*amqp.Connection, error) {
 	props := amqp.NewConnectionProperties()
-	props.SetClientConnectionName("lapse bench " + name)
+	props.SetClientConnectionName("lapse-bench " + name)
 	return amqp.DialConfig(url, amqp.Config{Properties: props, Dial: amqp.DefaultDial(10 * time.Second)})
 }
 

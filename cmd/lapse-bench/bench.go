@@ -1,6 +1,6 @@
 package main
 
-// lapse bench runs the same AMQP 0-9-1 load against any broker, so lapse's
+// lapse-bench runs the same AMQP 0-9-1 load against any broker, so lapse's
 // RabbitMQ front-end can be measured beside a real RabbitMQ, and the same
 // AMQP 1.0 load against lapse's Service Bus front-end and RabbitMQ's
 // rabbitmq_amqp1_0 plugin, and the same Cosmos DB load against lapse's
@@ -29,7 +29,7 @@ import (
 	"github.com/lapse-emulator/lapse/cosmos"
 )
 
-// benchConfig is what `lapse bench` was asked to do.
+// benchConfig is what `lapse-bench` was asked to do.
 type benchConfig struct {
 	URL       string
 	Messages  int
@@ -80,7 +80,7 @@ type benchResult struct {
 	Runs     int      `json:"runs"`
 }
 
-// benchGOGC is the garbage collector's target of lapse bench's clients
+// benchGOGC is the garbage collector's target of lapse-bench's clients
 // unless GOGC says otherwise. A load generator should not be what a figure
 // measures: go-amqp allocates two 5,000-slot queues for each link it
 // attaches, and with Go's default of 100 the client's own collections cost
@@ -88,7 +88,7 @@ type benchResult struct {
 // amqp1-roundtrip, its reference, moved within its noise.
 const benchGOGC = 400
 
-// runBench runs `lapse bench [flags]` and returns the exit code: 0 when
+// runBench runs `lapse-bench [flags]` and returns the exit code: 0 when
 // every scenario ran, 1 when one failed, 2 for a mistake on the command line.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	c, err := parseBenchFlags(args, stderr)
@@ -97,14 +97,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "lapse bench: %s (lapse bench -h lists the flags)\n", oneLine(err))
+		fmt.Fprintf(stderr, "lapse-bench: %s (lapse-bench -h lists the flags)\n", oneLine(err))
 		return 2
 	case err != nil:
-		fmt.Fprintf(stderr, "lapse bench: %s\n", oneLine(err))
+		fmt.Fprintf(stderr, "lapse-bench: %s\n", oneLine(err))
 		return 1
 	}
 	if err := benchPreflight(ctx, c); err != nil {
-		fmt.Fprintf(stderr, "lapse bench: %s\n", oneLine(err))
+		fmt.Fprintf(stderr, "lapse-bench: %s\n", oneLine(err))
 		return 1
 	}
 	if os.Getenv("GOGC") == "" {
@@ -137,10 +137,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 					if err != ctx.Err() {
 						why = ": " + oneLine(err)
 					}
-					fmt.Fprintf(stderr, "lapse bench: %s: interrupted%s\n", s.name, why)
+					fmt.Fprintf(stderr, "lapse-bench: %s: interrupted%s\n", s.name, why)
 					return 1
 				}
-				fmt.Fprintf(stderr, "lapse bench: %s: %s\n", s.name, oneLine(err))
+				fmt.Fprintf(stderr, "lapse-bench: %s: %s\n", s.name, oneLine(err))
 				code = 1
 				break
 			}
@@ -158,7 +158,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return code
 }
 
-// parseBenchFlags parses the flags of `lapse bench`.
+// parseBenchFlags parses the flags of `lapse-bench`.
 func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	var names []string
 	kinds := map[string]benchKind{}
@@ -167,7 +167,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 		kinds[s.name] = s.kind
 	}
 	c := benchConfig{}
-	fs := flag.NewFlagSet("lapse bench", flag.ContinueOnError)
+	fs := flag.NewFlagSet("lapse-bench", flag.ContinueOnError)
 	fs.StringVar(&c.URL, "url", "amqp://guest:guest@localhost:5672/", "AMQP URL of the broker to load (0-9-1, and 1.0 for the amqp1 and servicebus scenarios)")
 	fs.IntVar(&c.Messages, "messages", 100000, "messages per scenario (persistent-confirm-each sends a tenth of them)")
 	fs.IntVar(&c.Size, "size", 100, "message body size in bytes")
