@@ -3,7 +3,6 @@ package server
 import (
 	"flag"
 	"io"
-	"net"
 )
 
 // UsageError is a mistake on the command line: the lapse command prints
@@ -26,30 +25,4 @@ func EnvString(fs *flag.FlagSet, getenv func(string) string, p *string, name, de
 // *UsageError.
 func ParseArgs(fs *flag.FlagSet, args []string, interleaved bool, help io.Writer) ([]string, error) {
 	return parseFlags(fs, args, interleaved, help)
-}
-
-// Addrs returns the address each listener is bound to, by the names of
-// GET /api/info: amqp, amqps, cosmos, servicebusAdmin, rabbitmqManagement
-// and control. Run must have returned without an error.
-func (m *Main) Addrs() map[string]net.Addr {
-	out := map[string]net.Addr{}
-	if m.Control != nil {
-		out["control"] = m.Control.Addr()
-	}
-	if m.amqp != nil {
-		out["amqp"] = m.amqp.Addr()
-	}
-	if m.amqps != nil {
-		out["amqps"] = m.amqps.Addr()
-	}
-	if m.management != nil {
-		out["rabbitmqManagement"] = m.management.Addr()
-	}
-	if m.sbAdmin != nil {
-		out["servicebusAdmin"] = m.sbAdmin.Addr()
-	}
-	if m.Cosmos != nil && m.Cosmos.Addr() != nil {
-		out["cosmos"] = m.Cosmos.Addr()
-	}
-	return out
 }
