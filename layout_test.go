@@ -14,7 +14,9 @@ const module = "github.com/lapse-emulator/lapse"
 // allowed says which of our packages each top-level folder may import
 // (besides its own subpackages), test files included. DESIGN.md: arrows point
 // inward: protocol packages -> adapters -> core; sqlitestore -> core;
-// dashboard -> core; nothing imports a protocol package but cmd. httpserver,
+// dashboard -> core; only server, the wiring cmd/lapse runs, and the
+// commands import a protocol package; lapsetest, which starts the server
+// for a Go user's tests, imports only server and core. httpserver,
 // the lifecycle every HTTP listener shares (STYLE.md rule 6), sits beside
 // core: it imports only core, and the packages that serve HTTP import it.
 // clienttest, which finds the outside client programs tests drive lapse
@@ -30,6 +32,8 @@ var allowed = map[string][]string{
 	"servicebus":  {"core", "adapters", "httpserver", "clienttest"},
 	"rabbitmq":    {"core", "adapters", "httpserver", "clienttest"},
 	"cosmos":      {"core", "adapters", "httpserver", "clienttest"},
+	"server":      {"core", "adapters", "httpserver", "clienttest", "sqlitestore", "dashboard", "servicebus", "rabbitmq", "cosmos"},
+	"lapsetest":   {"server", "core"},
 	"cmd":         {"*"},
 	"":            {"*"}, // this package
 }

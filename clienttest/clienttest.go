@@ -5,7 +5,7 @@
 // where .ci/run installs every one and the test fails instead.
 //
 // It imports nothing of lapse's; the test files of every front-end and of
-// cmd/lapse import it.
+// the server package import it.
 package clienttest
 
 import (

@@ -10,7 +10,7 @@ import (
 
 // BenchmarkTransientAutoAck publishes b.N transient 100-byte messages on one
 // connection and consumes them with autoAck on another, in process: for
-// profiles of the server's hot path (lapse bench measures it end to end).
+// profiles of the server's hot path (lapse-bench measures it end to end).
 func BenchmarkTransientAutoAck(b *testing.B) {
 	benchRoundTrip(b, true, 0)
 }

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+	"github.com/lapse-emulator/lapse/server"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	// gin decides its mode at init, before the test flags exist, and would
+	// print every route.
+	gin.SetMode(gin.TestMode)
+	goleak.VerifyTestMain(m)
+}
+
+// MustStart runs lapse in-process (the server package's Main, as the lapse
+// binary does) with every port ":0", its data in a fresh folder and a
+// running clock, which sb-ttl-deadletter-realtime needs, and args. It is
+// closed at the end of the test.
+func MustStart(tb testing.TB, args ...string) *server.Main {
+	tb.Helper()
+	m := server.NewMain()
+	m.Stderr = io.Discard
+	all := append([]string{"--data", filepath.Join(tb.TempDir(), "data"),
+		"--amqp-addr", ":0", "--amqps-addr", ":0", "--cosmos-addr", ":0", "--servicebus-admin-addr", ":0",
+		"--rabbitmq-management-addr", ":0", "--control-addr", ":0",
+	}, args...)
+	if err := m.ParseFlags(all, func(string) string { return "" }); err != nil {
+		tb.Fatal(err)
+	}
+	m.Logger = slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: m.Config.LogLevel}))
+	if err := m.Run(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := m.Close(context.Background()); err != nil {
+			tb.Error(err)
+		}
+	})
+	return m
+}
+
+// listenerURL is scheme://host:port of m's listener name (as GET /api/info
+// names it), on an address to connect to.
+func listenerURL(m *server.Main, scheme, name string) string {
+	addr := m.Addrs()[name].String()
+	if host, port, err := net.SplitHostPort(addr); err == nil {
+		if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+			addr = net.JoinHostPort("127.0.0.1", port)
+		}
+	}
+	return scheme + "://" + addr
+}
+
+// controlURL is the base URL of m's control API.
+func controlURL(m *server.Main) string { return listenerURL(m, "http", "control") }
+
+// mustGetJSON decodes the JSON answer of GET path on m's control API into out.
+func mustGetJSON(tb testing.TB, m *server.Main, path string, out any) {
+	tb.Helper()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Get(controlURL(m) + path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		tb.Fatalf("GET %s: %s", path, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		tb.Fatalf("GET %s: %v", path, err)
+	}
+}

@@ -1,0 +1,179 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/lapse-emulator/lapse/rabbitmq"
+	"github.com/lapse-emulator/lapse/servicebus"
+)
+
+// amqpListener is an AMQP port: it reads each connection's 8-byte protocol
+// header and hands AMQP 0-9-1 to the RabbitMQ front-end and AMQP 1.0 (plain
+// or SASL) to the Service Bus front-end (classifyHeader). With a TLS
+// configuration it is the AMQPS port: each connection's TLS handshake comes
+// first, then the same protocol header, as on RabbitMQ's TLS listener and
+// Service Bus's port 5671. There an HTTP request, which starts with a
+// method name rather than "AMQP", goes to https (the Service Bus
+// administration API), as on the service's one host name: SDKs without
+// emulator support build https://host:port/ from the same connection
+// string as the AMQP client.
+type amqpListener struct {
+	ln     net.Listener
+	tls    *tls.Config // nil: plain AMQP
+	https  func(net.Conn)
+	rabbit *rabbitmq.Server
+	sb     *servicebus.Server
+	log    *slog.Logger
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	hello  map[net.Conn]struct{} // connections still sending their header
+	closed bool
+}
+
+// headerTimeout bounds the wait for a protocol header, and the TLS
+// handshake before it.
+const headerTimeout = 10 * time.Second
+
+// openAMQP binds addr; serving starts at once. cfg, if not nil, makes it
+// an AMQPS port, and https then serves its HTTP requests.
+func openAMQP(addr string, cfg *tls.Config, https func(net.Conn), rabbit *rabbitmq.Server, sb *servicebus.Server, log *slog.Logger) (*amqpListener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	l := &amqpListener{ln: ln, tls: cfg, https: https, rabbit: rabbit, sb: sb, log: log, hello: map[net.Conn]struct{}{}}
+	l.wg.Add(1)
+	go l.accept()
+	return l, nil
+}
+
+// Addr is the bound address.
+func (l *amqpListener) Addr() net.Addr { return l.ln.Addr() }
+
+func (l *amqpListener) accept() {
+	defer l.wg.Done()
+	for {
+		nc, err := l.ln.Accept()
+		if err != nil {
+			return
+		}
+		l.mu.Lock()
+		if l.closed {
+			l.mu.Unlock()
+			nc.Close()
+			return
+		}
+		l.hello[nc] = struct{}{}
+		l.wg.Add(1)
+		l.mu.Unlock()
+		go l.handle(nc)
+	}
+}
+
+// handle runs the TLS handshake of an AMQPS port, reads the protocol
+// header and hands the connection on.
+func (l *amqpListener) handle(nc net.Conn) {
+	defer l.wg.Done()
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	raw := nc
+	var h [8]byte
+	nc.SetDeadline(time.Now().Add(headerTimeout))
+	var err error
+	if l.tls != nil {
+		tc := tls.Server(nc, l.tls)
+		if err = tc.Handshake(); err != nil {
+			l.log.Debug("TLS handshake failed", "remote", nc.RemoteAddr().String(), "err", err)
+		}
+		nc = tc
+	}
+	if err == nil {
+		_, err = io.ReadFull(nc, h[:])
+	}
+	nc.SetDeadline(time.Time{})
+	l.mu.Lock()
+	delete(l.hello, raw)
+	closed := l.closed
+	l.mu.Unlock()
+	if err != nil || closed {
+		nc.Close()
+		return
+	}
+	if l.tls != nil && l.https != nil && isHTTPMethod(h) {
+		l.https(&replayConn{Conn: nc, pending: h[:]})
+		return
+	}
+	route, handOn := classifyHeader(h)
+	switch route {
+	case routeRabbitMQ:
+		l.rabbit.ServeConn(nc, handOn)
+	case routeServiceBus:
+		l.sb.ServeConn(nc, handOn)
+	default:
+		l.log.Debug("protocol header refused", "remote", nc.RemoteAddr().String(), "header", fmt.Sprintf("%q", h[:]))
+		nc.Write(handOn[:])
+		nc.Close()
+	}
+}
+
+// isHTTPMethod says whether h starts an HTTP/1 request: a method name in
+// capitals and a space.
+func isHTTPMethod(h [8]byte) bool {
+	for i, b := range h {
+		switch {
+		case b == ' ':
+			return i > 0
+		case b < 'A' || b > 'Z':
+			return false
+		}
+	}
+	return false
+}
+
+// replayConn is a connection whose first bytes, already read, are read
+// again first.
+type replayConn struct {
+	net.Conn
+	pending []byte
+}
+
+func (c *replayConn) Read(p []byte) (int, error) {
+	if len(c.pending) > 0 {
+		n := copy(p, c.pending)
+		c.pending = c.pending[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}
+
+// Close stops accepting, closes every connection and waits for them.
+func (l *amqpListener) Close(ctx context.Context) error {
+	l.mu.Lock()
+	l.closed = true
+	for nc := range l.hello {
+		nc.Close()
+	}
+	l.mu.Unlock()
+	l.ln.Close()
+	err := errors.Join(l.rabbit.Close(ctx), l.sb.Close(ctx))
+	done := make(chan struct{})
+	go func() {
+		l.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return err
+}

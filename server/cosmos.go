@@ -1,0 +1,55 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/cosmos"
+)
+
+// openCosmos starts the Cosmos DB front-end on --cosmos-addr, TLS and plain
+// HTTP on one port.
+func (m *Main) openCosmos(ctx context.Context) error {
+	var err error
+	m.Cosmos, err = cosmos.NewServer(cosmos.Config{
+		Addr: m.Config.CosmosAddr, Engine: m.Engine, Now: m.Clock.Now, WallNow: m.Wall,
+		Logger: m.Logger.With("listener", "cosmos"), Key: m.Config.CosmosKey,
+		Certificate: m.cert, CertificatePEM: m.certPEM,
+	})
+	if err != nil {
+		return err
+	}
+	m.Engine.Register(core.Cosmos, m.Cosmos.Hooks())
+	if err := m.loadCosmosConfig(ctx); err != nil {
+		return err
+	}
+	return m.Cosmos.Open()
+}
+
+// queryCosmos is the dashboard's data explorer for Cosmos DB containers
+// (cosmos.Server.Query). The control port opens before the Cosmos DB
+// front-end exists, so it looks the front-end up at each call.
+func (m *Main) queryCosmos(ctx context.Context, name, query string, max int) ([]json.RawMessage, error) {
+	if m.Cosmos == nil {
+		return nil, core.Errorf(core.EUNAVAILABLE, "the Cosmos DB front-end is not running yet")
+	}
+	return m.Cosmos.Query(ctx, name, query, max)
+}
+
+// loadCosmosConfig creates what --cosmos-config declares, if given.
+func (m *Main) loadCosmosConfig(ctx context.Context) error {
+	if m.Config.CosmosConfig == "" {
+		return nil
+	}
+	b, err := os.ReadFile(m.Config.CosmosConfig)
+	if err != nil {
+		return fmt.Errorf("--cosmos-config: %w", err)
+	}
+	if err := m.Cosmos.LoadConfig(ctx, b); err != nil {
+		return fmt.Errorf("--cosmos-config %s: %w", m.Config.CosmosConfig, err)
+	}
+	return nil
+}

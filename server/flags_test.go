@@ -1,0 +1,133 @@
+package server
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseFlags(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "Config.json")
+	if err := os.WriteFile(file, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defaults := Config{
+		Data: "./lapse-data", AMQPAddr: ":5672", AMQPSAddr: ":5671", CosmosAddr: ":8081", ServiceBusAdminAddr: ":5300",
+		RabbitMQManagementAddr: ":15672", ControlAddr: ":8080", Clock: "real", LogLevel: slog.LevelInfo,
+		ServiceBusMaxMessageSize: 256 * 1024,
+	}
+	with := func(f func(*Config)) Config {
+		c := defaults
+		f(&c)
+		return c
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want Config
+	}{
+		{"Defaults", nil, nil, defaults},
+		{"EveryFlag", []string{
+			"--data", ":memory:", "--amqp-addr", ":1", "--amqps-addr", ":6", "--cosmos-addr", ":2", "--servicebus-admin-addr", ":3",
+			"--rabbitmq-management-addr", ":4", "--control-addr", "127.0.0.1:5", "--clock", "frozen",
+			"--servicebus-config", file, "--rabbitmq-definitions", file, "--cosmos-config", file, "--log-level", "debug",
+			"--cert-hosts", "lapse,ci.example",
+		}, nil, Config{
+			Data: ":memory:", AMQPAddr: ":1", AMQPSAddr: ":6", CertHosts: "lapse,ci.example", CosmosAddr: ":2", ServiceBusAdminAddr: ":3", RabbitMQManagementAddr: ":4",
+			ControlAddr: "127.0.0.1:5", Clock: "frozen", ServiceBusConfig: file, RabbitMQDefinitions: file,
+			CosmosConfig: file, LogLevel: slog.LevelDebug, ServiceBusMaxMessageSize: 256 * 1024,
+		}},
+		{"EveryEnvironmentVariable", nil, map[string]string{
+			"LAPSE_DATA": "/d", "LAPSE_AMQP_ADDR": ":1", "LAPSE_AMQPS_ADDR": ":6", "LAPSE_CERT_HOSTS": "lapse", "LAPSE_COSMOS_ADDR": ":2", "LAPSE_SERVICEBUS_ADMIN_ADDR": ":3",
+			"LAPSE_RABBITMQ_MANAGEMENT_ADDR": ":4", "LAPSE_CONTROL_ADDR": ":5", "LAPSE_CLOCK": "frozen",
+			"LAPSE_SERVICEBUS_CONFIG": file, "LAPSE_RABBITMQ_DEFINITIONS": file, "LAPSE_COSMOS_CONFIG": file,
+			"LAPSE_LOG_LEVEL": "warn",
+		}, Config{
+			Data: "/d", AMQPAddr: ":1", AMQPSAddr: ":6", CertHosts: "lapse", CosmosAddr: ":2", ServiceBusAdminAddr: ":3", RabbitMQManagementAddr: ":4",
+			ControlAddr: ":5", Clock: "frozen", ServiceBusConfig: file, RabbitMQDefinitions: file,
+			CosmosConfig: file, LogLevel: slog.LevelWarn, ServiceBusMaxMessageSize: 256 * 1024,
+		}},
+		{"FlagBeatsEnvironment", []string{"--control-addr", ":7", "-log-level=error"},
+			map[string]string{"LAPSE_CONTROL_ADDR": ":9", "LAPSE_LOG_LEVEL": "debug", "LAPSE_AMQP_ADDR": ":6"},
+			with(func(c *Config) { c.ControlAddr, c.LogLevel, c.AMQPAddr = ":7", slog.LevelError, ":6" })},
+		{"EmptyEnvironmentVariableIsUnset", nil, map[string]string{"LAPSE_DATA": ""}, defaults},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewMain()
+			m.Stderr = io.Discard
+			if err := m.ParseFlags(tc.args, func(k string) string { return tc.env[k] }); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, m.Config); diff != "" {
+				t.Errorf("Config (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseFlagsErrors(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.json")
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		usage bool   // a usage error (exit code 2)
+		want  string // in the message
+	}{
+		{"UnknownFlag", []string{"--port", "1"}, nil, true, "flag provided but not defined: -port"},
+		{"Argument", []string{"now"}, nil, true, `unexpected argument "now"`},
+		{"BadClock", []string{"--clock", "fast"}, nil, true, `--clock "fast": use "real" or "frozen"`},
+		{"BadClockInEnvironment", nil, map[string]string{"LAPSE_CLOCK": "fast"}, true, `--clock "fast"`},
+		{"BadLogLevel", []string{"--log-level", "loud"}, nil, true, `--log-level "loud"`},
+		{"EmptyData", []string{"--data", ""}, nil, true, "--data must not be empty"},
+		{"MissingServiceBusConfig", []string{"--servicebus-config", missing}, nil, false, "--servicebus-config: open " + missing + ": no such file or directory"},
+		{"MissingRabbitMQDefinitions", nil, map[string]string{"LAPSE_RABBITMQ_DEFINITIONS": missing}, false, "--rabbitmq-definitions: open " + missing},
+		{"CosmosConfigIsAFolder", []string{"--cosmos-config", dir}, nil, false, "--cosmos-config: " + dir + " is a folder, not a file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewMain()
+			m.Stderr = io.Discard
+			err := m.ParseFlags(tc.args, func(k string) string { return tc.env[k] })
+			if err == nil {
+				t.Fatal("no error")
+			}
+			var ue *usageError
+			if got := errors.As(err, &ue); got != tc.usage {
+				t.Errorf("usage error = %v, want %v (%v)", got, tc.usage, err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not say %q", err, tc.want)
+			}
+		})
+	}
+	m := NewMain()
+	m.Stderr = io.Discard
+	if err := m.ParseFlags([]string{"-h"}, noEnv); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("-h: %v, want flag.ErrHelp", err)
+	}
+}
+
+func TestParseFlagsUnreadableFile(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads every file")
+	}
+	f := filepath.Join(t.TempDir(), "defs.json")
+	if err := os.WriteFile(f, []byte("{}"), 0); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMain()
+	m.Stderr = io.Discard
+	if err := m.ParseFlags([]string{"--rabbitmq-definitions", f}, noEnv); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("unreadable file: %v", err)
+	}
+}

@@ -1,0 +1,148 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/lapse-emulator/lapse/clienttest"
+)
+
+// quickstartDir holds tutorials' programs as they give them, but for the
+// placeholders a test replaces.
+const quickstartDir = "testdata/quickstart"
+
+// runUntil runs cmd and returns the lines it printed on stdout once it
+// exits or, for a program that never ends (a receive loop), once it has
+// printed want lines and settled (when not nil) reports true, polled for
+// up to 10 s; then it is stopped.
+func runUntil(tb testing.TB, cmd *exec.Cmd, want int, settled func() bool) []string {
+	tb.Helper()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	var got []string
+	timeout := time.After(90 * time.Second)
+read:
+	for len(got) < want {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				break read
+			}
+			got = append(got, l)
+		case <-timeout:
+			tb.Errorf("%s printed %d of %d lines in 90 s", cmd.Path, len(got), want)
+			break read
+		}
+	}
+	for deadline := time.Now().Add(10 * time.Second); settled != nil && !settled() && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	for range lines {
+	}
+	cmd.Wait()
+	if tb.Failed() || len(got) < want {
+		tb.Fatalf("%s: stdout:\n%s\nstderr:\n%s", strings.Join(cmd.Args, " "), strings.Join(got, "\n"), stderr.String())
+	}
+	return got
+}
+
+// MustTrustInPython returns the environment under which Debian's Python
+// trusts lapse's certificate as it would after `update-ca-certificates`:
+// Debian's certifi, which uamqp and requests read their trust from, is the
+// system bundle; a certifi module first on PYTHONPATH gives the system
+// bundle with lapse's certificate added. The program itself is unchanged.
+func MustTrustInPython(tb testing.TB, python, certFile string) []string {
+	tb.Helper()
+	out, err := exec.Command(python, "-c", "import certifi; print(certifi.where())").Output()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	system, err := os.ReadFile(strings.TrimSpace(string(out)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	lapse, err := os.ReadFile(certFile)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	dir := tb.TempDir()
+	bundle := filepath.Join(dir, "ca-certificates.crt")
+	if err := os.WriteFile(bundle, append(append(system, '\n'), lapse...), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	mod := filepath.Join(dir, "certifi")
+	if err := os.Mkdir(mod, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	src := "def where():\n    return " + pyQuote(bundle) + "\n\n\ndef contents():\n    with open(where()) as f:\n        return f.read()\n"
+	if err := os.WriteFile(filepath.Join(mod, "__init__.py"), []byte(src), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return []string{"PYTHONPATH=" + dir, "REQUESTS_CA_BUNDLE=" + bundle}
+}
+
+func pyQuote(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+}
+
+// Microsoft's Python quickstart for Service Bus queues, unchanged but for
+// the connection string and the queue's name: azure-servicebus 7.8.2 sends
+// 16 messages over AMQPS and receives them in order.
+func TestQuickstartServiceBusQueuesPython(t *testing.T) {
+	python := clienttest.Python(t, "azure.servicebus", "uamqp")
+	m, ip := MustStartOnLoopback(t)
+	MustSBAdmin(t, m).CreateQueue(sbContext(t), "quickstart", nil)
+	env := MustTrustInPython(t, python, MustCertFile(t, m))
+	prog := clienttest.Fill(t, filepath.Join(quickstartDir, "servicebus_queues.py"), t.TempDir(),
+		"<NAMESPACE CONNECTION STRING>", sbKeyConnString(ip+":5671"),
+		"<QUEUE NAME>", "quickstart")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, python, prog)
+	cmd.Env = append(os.Environ(), env...)
+	// The tutorial's output: three sends, then 16 receives, after which its
+	// receive loop waits for more until stopped.
+	want := []string{"Sent a single message", "Sent a list of 5 messages", "Sent a batch of 10 messages",
+		"Done sending messages", "-----------------------", "Received: Single Message"}
+	for range 5 {
+		want = append(want, "Received: Message in list")
+	}
+	for range 10 {
+		want = append(want, "Received: Message inside a ServiceBusMessageBatch")
+	}
+	// It completes each message after printing it: the last completion
+	// may follow the last line.
+	sb := MustSBClient(t, m)
+	empty := func() bool { return len(sbPeek(t, sb, "quickstart", 0)) == 0 }
+	got := runUntil(t, cmd, len(want), empty)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	if left := sbPeek(t, sb, "quickstart", 0); !slices.Equal(left, []string{}) {
+		t.Errorf("not completed: %q", left)
+	}
+}

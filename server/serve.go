@@ -1,0 +1,274 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/cosmos"
+	"github.com/lapse-emulator/lapse/dashboard"
+	"github.com/lapse-emulator/lapse/rabbitmq"
+	"github.com/lapse-emulator/lapse/servicebus"
+)
+
+// Main is `lapse serve`: it wires the clock, the store, the engine, the
+// expiry runner and the listeners. The binary and the end-to-end tests run
+// the same Main: ParseFlags, Run, then Close.
+type Main struct {
+	// Config is set by ParseFlags.
+	Config Config
+	// Stderr receives the log and flag errors; NewMain sets os.Stderr.
+	Stderr io.Writer
+	// Logger, if set before Run, is used instead of a text log on Stderr.
+	Logger *slog.Logger
+	// Wall is the wall clock lapse's Clock follows; NewMain sets time.Now.
+	Wall func() time.Time
+	// Version is the version lapse reports to clients and in GET /api/info;
+	// NewMain sets "dev".
+	Version string
+
+	// Clock, Engine, Control and Rabbit are set by Run.
+	Clock   *core.Clock
+	Engine  *core.Engine
+	Control *dashboard.Server
+	Rabbit  *rabbitmq.Server
+	SB      *servicebus.Server
+	Cosmos  *cosmos.Server
+
+	amqp       *amqpListener
+	amqps      *amqpListener
+	management *rabbitmq.Management
+	sbAdmin    *servicebus.Admin
+
+	store  store
+	runner *runner
+
+	// cert is the one TLS certificate of every TLS listener, certPEM its
+	// PEM as clients download it to trust it.
+	cert    *tls.Certificate
+	certPEM []byte
+}
+
+// NewMain returns a Main with the defaults of the binary.
+func NewMain() *Main {
+	return &Main{Stderr: os.Stderr, Wall: time.Now, Version: "dev"}
+}
+
+// Run starts lapse: it opens the data folder, loads it and applies what
+// fell due while lapse was not running (RB-13), starts the expiry runner
+// and binds the listeners, then returns. When Run fails it undoes what it
+// started.
+func (m *Main) Run(ctx context.Context) (err error) {
+	if m.Logger == nil {
+		m.Logger = slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: m.Config.LogLevel}))
+	}
+	log := m.Logger
+	defer func() {
+		if err != nil {
+			_ = m.Close(context.WithoutCancel(ctx))
+		}
+	}()
+
+	m.Clock = core.NewClock(m.Wall)
+	if m.Config.Clock == "frozen" {
+		m.Clock.Freeze()
+	}
+	if m.store, err = openStore(m.Config.Data); err != nil {
+		return err
+	}
+	if m.cert, m.certPEM, err = m.certificate(); err != nil {
+		return fmt.Errorf("TLS certificate: %w", err)
+	}
+	m.runner = newRunner(m.Clock)
+	reg, metrics := newMetrics()
+	m.Engine = core.NewEngine(core.Config{Store: m.store, Wake: m.runner.Wake, ObserveLag: metrics.ObserveLag})
+	m.Clock.OnChange(m.runner.Wake)
+	m.Rabbit = rabbitmq.New(rabbitmq.Config{Engine: m.Engine, Now: m.Clock.Now,
+		Logger: log.With("listener", "amqp"), Version: m.Version})
+	m.Engine.Register(core.RabbitMQ, m.Rabbit.Hooks())
+	m.SB = servicebus.New(servicebus.Config{Engine: m.Engine, Now: m.Clock.Now,
+		Logger: log.With("listener", "amqp", "protocol", "servicebus"), Version: m.Version,
+		MaxMessageSize: m.Config.ServiceBusMaxMessageSize})
+	m.Engine.Register(core.ServiceBus, m.SB.Hooks())
+	if err := m.Engine.Recover(ctx, m.Clock.Now()); err != nil {
+		return fmt.Errorf("data folder %q: %w", m.Config.Data, err)
+	}
+	m.runner.start(m.Engine)
+	if err := m.Rabbit.Start(); err != nil {
+		return err
+	}
+	if err := m.loadDefinitions(); err != nil {
+		return err
+	}
+	if err := m.loadServiceBusConfig(); err != nil {
+		return err
+	}
+
+	m.Control = dashboard.NewServer(dashboard.Config{
+		Addr:    m.Config.ControlAddr,
+		Engine:  m.Engine,
+		Clock:   m.Clock,
+		Logger:  log.With("listener", "control"),
+		Info:    m.info,
+		OnReset: m.declareConfigured,
+		Queries: map[string]dashboard.QueryFunc{core.Cosmos: m.queryCosmos},
+		// One registry for the engine's metrics and the server's.
+		Registry:       reg,
+		Connections:    m.connections,
+		CertificatePEM: m.certPEM,
+	})
+	if err := m.Control.Open(); err != nil {
+		return err
+	}
+	log.Info("listening", "listener", "control", "addr", m.Control.Addr().String())
+	m.sbAdmin = servicebus.NewAdmin(m.SB, m.Config.ServiceBusAdminAddr, log.With("listener", "servicebusAdmin"))
+	// Admin clients of SDKs without emulator support build https:// URLs;
+	// it opens before the AMQPS port, which hands it HTTPS requests.
+	m.sbAdmin.ServeTLS(m.tlsConfig())
+	if err := m.sbAdmin.Open(); err != nil {
+		return err
+	}
+	log.Info("listening", "listener", "servicebusAdmin", "addr", m.sbAdmin.Addr().String())
+	if m.amqp, err = openAMQP(m.Config.AMQPAddr, nil, nil, m.Rabbit, m.SB, log.With("listener", "amqp")); err != nil {
+		return err
+	}
+	log.Info("listening", "listener", "amqp", "addr", m.amqp.Addr().String())
+	if m.amqps, err = openAMQP(m.Config.AMQPSAddr, m.tlsConfig(), m.handoffHTTPS, m.Rabbit, m.SB, log.With("listener", "amqps")); err != nil {
+		return err
+	}
+	log.Info("listening", "listener", "amqps", "addr", m.amqps.Addr().String())
+	m.management = rabbitmq.NewManagement(rabbitmq.ManagementConfig{Addr: m.Config.RabbitMQManagementAddr,
+		Server: m.Rabbit, Logger: log.With("listener", "rabbitmqManagement"), AMQPAddr: m.amqp.Addr})
+	if err := m.management.Open(); err != nil {
+		return err
+	}
+	log.Info("listening", "listener", "rabbitmqManagement", "addr", m.management.Addr().String())
+	if err := m.openCosmos(ctx); err != nil {
+		return err
+	}
+	log.Info("listening", "listener", "cosmos", "addr", m.Cosmos.Addr().String())
+	log.Info("lapse started", "version", m.Version, "data", m.Config.Data, "clock", m.Clock.Mode())
+	return nil
+}
+
+// handoffHTTPS serves an HTTPS request that came to the AMQPS port: the
+// Service Bus administration API, which the service serves on the same
+// host name as AMQP.
+func (m *Main) handoffHTTPS(c net.Conn) { m.sbAdmin.Handoff(c) }
+
+// tlsConfig is the TLS configuration of the AMQPS port and the Service
+// Bus administration API: the one certificate.
+func (m *Main) tlsConfig() *tls.Config {
+	return &tls.Config{Certificates: []tls.Certificate{*m.cert}, MinVersion: tls.VersionTLS12}
+}
+
+// Close stops the listeners, then the expiry runner, then closes the store,
+// which finishes its in-flight commits. It is safe to call twice.
+func (m *Main) Close(ctx context.Context) error {
+	var errs []error
+	if m.Cosmos != nil {
+		errs = append(errs, m.Cosmos.Close(ctx))
+	}
+	if m.sbAdmin != nil {
+		errs = append(errs, m.sbAdmin.Close(ctx))
+	}
+	if m.management != nil {
+		errs = append(errs, m.management.Close(ctx))
+	}
+	if m.amqps != nil {
+		errs = append(errs, m.amqps.Close(ctx))
+	}
+	if m.amqp != nil {
+		errs = append(errs, m.amqp.Close(ctx))
+	}
+	if m.Control != nil {
+		errs = append(errs, m.Control.Close(ctx))
+	}
+	if m.runner != nil {
+		m.runner.stop()
+	}
+	if m.store != nil {
+		errs = append(errs, m.store.Close(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// info is GET /api/info: every listener with its bound address.
+func (m *Main) info() dashboard.Info {
+	ls := map[string]dashboard.Listener{}
+	if a := m.Control.Addr(); a != nil {
+		ls["control"] = dashboard.Listener{Addr: a.String(), Served: true}
+	}
+	if m.amqp != nil {
+		ls["amqp"] = dashboard.Listener{Addr: m.amqp.Addr().String(), Served: true}
+	}
+	if m.amqps != nil {
+		ls["amqps"] = dashboard.Listener{Addr: m.amqps.Addr().String(), Served: true}
+	}
+	if m.management != nil {
+		ls["rabbitmqManagement"] = dashboard.Listener{Addr: m.management.Addr().String(), Served: true}
+	}
+	if m.sbAdmin != nil {
+		ls["servicebusAdmin"] = dashboard.Listener{Addr: m.sbAdmin.Addr().String(), Served: true}
+	}
+	if m.Cosmos != nil && m.Cosmos.Addr() != nil {
+		ls["cosmos"] = dashboard.Listener{Addr: m.Cosmos.Addr().String(), Served: true}
+	}
+	return dashboard.Info{Version: m.Version, Listeners: ls}
+}
+
+// declareConfigured declares again what every broker has and the entities
+// of the configuration files after POST /api/reset dropped everything.
+func (m *Main) declareConfigured(ctx context.Context) error {
+	if err := m.Rabbit.Reset(); err != nil {
+		return err
+	}
+	m.SB.Reset()
+	if err := m.loadServiceBusConfig(); err != nil {
+		return err
+	}
+	if err := m.loadCosmosConfig(ctx); err != nil {
+		return err
+	}
+	return m.loadDefinitions()
+}
+
+// loadServiceBusConfig declares what --servicebus-config holds, if given:
+// the official Service Bus emulator's Config.json, unchanged.
+func (m *Main) loadServiceBusConfig() error {
+	if m.Config.ServiceBusConfig == "" {
+		return nil
+	}
+	b, err := os.ReadFile(m.Config.ServiceBusConfig)
+	if err != nil {
+		return fmt.Errorf("--servicebus-config: %w", err)
+	}
+	if err := m.SB.LoadConfig(b); err != nil {
+		return fmt.Errorf("--servicebus-config %s: %w", m.Config.ServiceBusConfig, err)
+	}
+	return nil
+}
+
+// loadDefinitions declares what --rabbitmq-definitions holds, if given:
+// RabbitMQ's definitions.json, merged into what the data folder kept.
+func (m *Main) loadDefinitions() error {
+	if m.Config.RabbitMQDefinitions == "" {
+		return nil
+	}
+	f, err := os.Open(m.Config.RabbitMQDefinitions)
+	if err != nil {
+		return fmt.Errorf("--rabbitmq-definitions: %w", err)
+	}
+	defer f.Close()
+	if err := m.Rabbit.LoadDefinitions(f); err != nil {
+		return fmt.Errorf("--rabbitmq-definitions %s: %w", m.Config.RabbitMQDefinitions, err)
+	}
+	return nil
+}
