@@ -94,7 +94,14 @@ func runSession(t *testing.T, b block, args []string) {
 		cmd := in.localize(s.cmd)
 		if p := python[s.cmd]; p != "" {
 			if strings.Contains(s.cmd, "servicebus") && !in.amqps5671 {
-				clienttest.Need(t, "azure-servicebus for Python dials AMQPS on port 5671, taken on every loopback address")
+				// Only this command cannot run: the session goes on.
+				why := "azure-servicebus for Python dials AMQPS on port 5671, taken on every loopback address (is a lapse listening on *:5671?)"
+				if os.Getenv("CI") != "" {
+					t.Errorf("$ %s: %s; CI must not skip it", s.cmd, why)
+				} else {
+					t.Logf("$ %s: not run: %s", s.cmd, why)
+				}
+				continue
 			}
 			cmd = p + strings.TrimPrefix(cmd, "python3")
 		}
