@@ -175,3 +175,62 @@ func TestExcerptMustBeConsecutiveLines(t *testing.T) {
 		}
 	}
 }
+
+// link matches a markdown link's target.
+var link = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// issue 15.2: the pages link each other and the examples; every relative
+// link leads to a file of the repository, and to a heading of it when it
+// names one.
+func TestDocsLinksLeadSomewhere(t *testing.T) {
+	for _, page := range pages(t) {
+		src, err := os.ReadFile(filepath.Join(repoRoot, page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(src), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path, anchor, _ := strings.Cut(target, "#")
+			file := filepath.Join(repoRoot, filepath.Dir(page), filepath.FromSlash(path))
+			if path == "" {
+				file = filepath.Join(repoRoot, page)
+			}
+			body, err := os.ReadFile(file)
+			if err != nil {
+				if _, serr := os.Stat(file); serr != nil {
+					t.Errorf("%s links to %s: %v", page, target, serr)
+				}
+				continue
+			}
+			if anchor != "" && !slugs(string(body))[anchor] {
+				t.Errorf("%s links to %s: no heading %q there", page, target, anchor)
+			}
+		}
+	}
+}
+
+// slugs are the anchors GitHub gives a markdown page's headings: lower
+// case, spaces as hyphens, other punctuation dropped.
+func slugs(md string) map[string]bool {
+	out := map[string]bool{}
+	for _, line := range strings.Split(md, "\n") {
+		h := strings.TrimLeft(line, "#")
+		if h == line || !strings.HasPrefix(h, " ") {
+			continue
+		}
+		var b strings.Builder
+		for _, r := range strings.ToLower(strings.TrimSpace(h)) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+				b.WriteRune(r)
+			}
+		}
+		out[b.String()] = true
+	}
+	return out
+}
