@@ -21,19 +21,23 @@ const module = "github.com/lapse-emulator/lapse"
 // core: it imports only core, and the packages that serve HTTP import it.
 // clienttest, which finds the outside client programs tests drive lapse
 // with, imports nothing of ours and only test files import it
-// (testOnly).
+// (testOnly). docs embeds the documentation pages the binary serves (the
+// rules) and imports nothing; examples holds programs that use only the
+// SDKs, and the test that runs them.
 var allowed = map[string][]string{
 	"core":        {},
 	"httpserver":  {"core"},
 	"clienttest":  {},
 	"adapters":    {"core"},
 	"sqlitestore": {"core"},
-	"dashboard":   {"core", "httpserver"},
+	"docs":        {},
+	"dashboard":   {"core", "httpserver", "docs"},
 	"servicebus":  {"core", "adapters", "httpserver", "clienttest"},
 	"rabbitmq":    {"core", "adapters", "httpserver", "clienttest"},
 	"cosmos":      {"core", "adapters", "httpserver", "clienttest"},
 	"server":      {"core", "adapters", "httpserver", "clienttest", "sqlitestore", "dashboard", "servicebus", "rabbitmq", "cosmos"},
 	"lapsetest":   {"server", "core"},
+	"examples":    {"clienttest"},
 	"cmd":         {"*"},
 	"":            {"*"}, // this package
 }

@@ -14,11 +14,12 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/docs"
 )
 
-// web holds the UI: one template per page over layout.html, the static
-// assets, and SEMANTICS.md for the rule texts. Everything is embedded, so
-// the dashboard works offline.
+// web holds the UI: one template per page over layout.html and the static
+// assets. With the rule texts of docs.Rules, everything is embedded, so the
+// dashboard works offline.
 //
 //go:embed web
 var web embed.FS
@@ -35,11 +36,7 @@ type pages struct {
 var pageNames = []string{"overview", "entity", "deadletters", "events", "timeline", "explorer", "rules"}
 
 func loadPages() (*pages, error) {
-	md, err := fs.ReadFile(web, "web/semantics.md")
-	if err != nil {
-		return nil, err
-	}
-	p := &pages{sets: map[string]*template.Template{}, rules: parseRules(string(md)), rule: map[string]*Rule{}}
+	p := &pages{sets: map[string]*template.Template{}, rules: parseRules(docs.Rules), rule: map[string]*Rule{}}
 	for i := range p.rules {
 		p.rule[p.rules[i].ID] = &p.rules[i]
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// Rule is one expiry rule of SEMANTICS.md, which the dashboard links every
-// rule ID to.
+// Rule is one expiry rule of docs/rules.md (docs.Rules), which the
+// dashboard links every rule ID to.
 type Rule struct {
 	ID string
 	// Section is the heading the rule stands under ("Service Bus (AMQP
@@ -18,14 +18,14 @@ type Rule struct {
 	Text template.HTML
 }
 
-// ruleRow matches a rule row of SEMANTICS.md's tables: | SB-1 | text |.
+// ruleRow matches a rule row of docs/rules.md's tables: | SB-1 | text |.
 var ruleRow = regexp.MustCompile(`^\|\s*([A-Z]{2}-\d+)\s*\|\s*(.*?)\s*\|\s*$`)
 
-// seedRefs are the references of a heading to the source documents beside
-// SEMANTICS.md, which the dashboard does not serve.
+// seedRefs are references of a heading to source documents outside the
+// repository ("..., seeds/x.md"), which the dashboard does not serve.
 var seedRefs = regexp.MustCompile(`,\s*seeds/[^)]*`)
 
-// parseRules reads the rule tables of SEMANTICS.md, in document order.
+// parseRules reads the rule tables of docs/rules.md, in document order.
 func parseRules(md string) []Rule {
 	var out []Rule
 	section := ""
