@@ -19,7 +19,8 @@ const module = "github.com/lapse-emulator/lapse"
 // core: it imports only core, and the packages that serve HTTP import it.
 // clienttest, which finds the outside client programs tests drive lapse
 // with, imports nothing of ours and only test files import it
-// (testOnly).
+// (testOnly). examples, programs as a user of lapse writes them, import
+// nothing of ours.
 var allowed = map[string][]string{
 	"core":        {},
 	"httpserver":  {"core"},
@@ -31,6 +32,7 @@ var allowed = map[string][]string{
 	"rabbitmq":    {"core", "adapters", "httpserver", "clienttest"},
 	"cosmos":      {"core", "adapters", "httpserver", "clienttest"},
 	"cmd":         {"*"},
+	"examples":    {},
 	"":            {"*"}, // this package
 }
 
