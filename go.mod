@@ -11,6 +11,7 @@ require (
 	github.com/kljensen/snowball v0.10.0
 	github.com/prometheus/client_golang v1.23.2
 	go.uber.org/goleak v1.3.0
+	go.yaml.in/yaml/v2 v2.4.2
 	modernc.org/sqlite v1.60.1
 )
 
@@ -29,7 +30,6 @@ require (
 	github.com/prometheus/client_model v0.6.2 // indirect
 	github.com/prometheus/common v0.66.1 // indirect
 	github.com/prometheus/procfs v0.16.1 // indirect
-	go.yaml.in/yaml/v2 v2.4.2 // indirect
 )
 
 require (
