@@ -77,6 +77,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		}
 	}()
 
+	if err := checkListen(m.Config); err != nil {
+		return err
+	}
 	m.Clock = core.NewClock(m.Wall)
 	if m.Config.Clock == "frozen" {
 		m.Clock.Freeze()

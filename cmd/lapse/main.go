@@ -77,7 +77,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "lapse: %s\n%s", oneLine(err), usage)
 		return 2
 	}
-	fmt.Fprintf(stderr, "lapse: %s\n", oneLine(err))
+	// Errors joined (every listener that cannot bind) take a line each.
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		fmt.Fprintf(stderr, "lapse: %s\n", oneLine(e))
+	}
 	return 1
 }
 
