@@ -115,6 +115,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err := m.Run(ctx); err != nil {
 		return err
 	}
+	fmt.Fprint(stderr, m.Banner())
 	<-ctx.Done()
 	m.Logger.Info("shutting down")
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
