@@ -114,10 +114,11 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) routes() http.Handler {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
+	// No redirects to the path with or without a trailing slash: noRoute
+	// answers JSON (issue 15.6).
+	r.RedirectTrailingSlash = false
 	r.Use(httpserver.Recovery(s.log, "control API", s.writeError), s.logRequests())
-	r.NoRoute(func(c *gin.Context) {
-		s.writeError(c, core.Errorf(core.ENOTFOUND, "no such endpoint: %s %s", c.Request.Method, c.Request.URL.Path))
-	})
+	r.NoRoute(noRoute(r, s.writeError))
 	r.NoMethod(func(c *gin.Context) {
 		s.writeError(c, errMethodNotAllowed)
 	})

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
 
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/cosmos"
@@ -44,12 +42,7 @@ func (m *Main) loadCosmosConfig(ctx context.Context) error {
 	if m.Config.CosmosConfig == "" {
 		return nil
 	}
-	b, err := os.ReadFile(m.Config.CosmosConfig)
-	if err != nil {
-		return fmt.Errorf("--cosmos-config: %w", err)
-	}
-	if err := m.Cosmos.LoadConfig(ctx, b); err != nil {
-		return fmt.Errorf("--cosmos-config %s: %w", m.Config.CosmosConfig, err)
-	}
-	return nil
+	return loadConfigFile("cosmos-config", m.Config.CosmosConfig, false, func(b []byte) error {
+		return m.Cosmos.LoadConfig(ctx, b)
+	})
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -76,6 +77,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		}
 	}()
 
+	if err := checkListen(m.Config); err != nil {
+		return err
+	}
 	m.Clock = core.NewClock(m.Wall)
 	if m.Config.Clock == "frozen" {
 		m.Clock.Freeze()
@@ -246,14 +250,7 @@ func (m *Main) loadServiceBusConfig() error {
 	if m.Config.ServiceBusConfig == "" {
 		return nil
 	}
-	b, err := os.ReadFile(m.Config.ServiceBusConfig)
-	if err != nil {
-		return fmt.Errorf("--servicebus-config: %w", err)
-	}
-	if err := m.SB.LoadConfig(b); err != nil {
-		return fmt.Errorf("--servicebus-config %s: %w", m.Config.ServiceBusConfig, err)
-	}
-	return nil
+	return loadConfigFile("servicebus-config", m.Config.ServiceBusConfig, true, m.SB.LoadConfig)
 }
 
 // loadDefinitions declares what --rabbitmq-definitions holds, if given:
@@ -262,13 +259,7 @@ func (m *Main) loadDefinitions() error {
 	if m.Config.RabbitMQDefinitions == "" {
 		return nil
 	}
-	f, err := os.Open(m.Config.RabbitMQDefinitions)
-	if err != nil {
-		return fmt.Errorf("--rabbitmq-definitions: %w", err)
-	}
-	defer f.Close()
-	if err := m.Rabbit.LoadDefinitions(f); err != nil {
-		return fmt.Errorf("--rabbitmq-definitions %s: %w", m.Config.RabbitMQDefinitions, err)
-	}
-	return nil
+	return loadConfigFile("rabbitmq-definitions", m.Config.RabbitMQDefinitions, false, func(b []byte) error {
+		return m.Rabbit.LoadDefinitions(bytes.NewReader(b))
+	})
 }

@@ -6,6 +6,7 @@
 //	lapse clock [advance D | freeze | resume | set TIME]
 //	lapse events [--since N] [--protocol P] [--entity E] [--limit N]
 //	lapse healthcheck         exit 0 when a running lapse answers /healthz
+//	lapse help [COMMAND]      what lapse or COMMAND does and takes (also -h)
 //
 // The commands after serve talk to a running lapse's control API at
 // --control-url (env LAPSE_CONTROL_URL, default http://localhost:8080).
@@ -20,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -47,9 +49,18 @@ func main() {
 // run runs the command line args and returns the exit code: 0 for success,
 // 1 for a failure, 2 for a mistake on the command line.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && isHelpFlag(args[0]) {
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
 	cmd := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
+	}
+	// -h of a command writes its help to stdout (the flag package would
+	// write the flags alone, to stderr); bench has its own.
+	if cmd != "bench" && cmd != "help" && wantsHelp(args) && writeHelp(stdout, cmd, args) {
+		return 0
 	}
 	var err error
 	switch cmd {
@@ -65,7 +76,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stderr, "lapse: the benchmark client is its own command now: "+strings.TrimSpace("go run ./cmd/lapse-bench "+strings.Join(args, " ")))
 		return 2
 	case "help":
-		fmt.Fprint(stdout, usage)
+		args = slices.DeleteFunc(args, isHelpFlag)
+		if len(args) == 0 {
+			fmt.Fprint(stdout, usage)
+		} else if !writeHelp(stdout, args[0], args[1:]) {
+			err = &usageError{fmt.Sprintf("no help for %q: it is not a command", args[0])}
+		}
 	default:
 		err = &usageError{fmt.Sprintf("unknown command %q", cmd)}
 	}
@@ -77,23 +93,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "lapse: %s\n%s", oneLine(err), usage)
 		return 2
 	}
-	fmt.Fprintf(stderr, "lapse: %s\n", oneLine(err))
+	// Errors joined (every listener that cannot bind) take a line each.
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		fmt.Fprintf(stderr, "lapse: %s\n", oneLine(e))
+	}
 	return 1
 }
-
-const usage = `usage:
-  lapse [serve] [flags]       run lapse (lapse serve -h lists the flags)
-  lapse version               print the version
-  lapse clock                 print the clock of a running lapse
-  lapse clock advance 15m     move it forward (a Go duration or ISO 8601 like P14D)
-  lapse clock freeze | resume stop it, let it run again
-  lapse clock set TIME        jump to an RFC 3339 instant (never backwards)
-  lapse events [--since N] [--protocol P] [--entity E] [--limit N]
-                              print the expiry event log, one line per event
-  lapse healthcheck           exit 0 when a running lapse answers /healthz
-The commands after serve take --control-url (env LAPSE_CONTROL_URL,
-default http://localhost:8080).
-`
 
 // serve runs lapse until ctx ends (SIGINT or SIGTERM), then shuts down.
 func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
@@ -106,6 +115,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err := m.Run(ctx); err != nil {
 		return err
 	}
+	fmt.Fprint(stderr, m.Banner())
 	<-ctx.Done()
 	m.Logger.Info("shutting down")
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
