@@ -38,6 +38,7 @@ var allowed = map[string][]string{
 	"server":      {"core", "adapters", "httpserver", "clienttest", "sqlitestore", "dashboard", "servicebus", "rabbitmq", "cosmos"},
 	"lapsetest":   {"server", "core"},
 	"examples":    {"clienttest"},
+	"internal":    {},
 	"cmd":         {"*"},
 	"":            {"*"}, // this package
 }

@@ -512,7 +512,7 @@ func benchAMQP1Preflight(ctx context.Context, c benchConfig, sbScenarios bool) e
 	if sbScenarios {
 		ctl := newBenchControl(c.ControlURL)
 		defer ctl.close()
-		if err := ctl.do(ctx, "GET", "/healthz", nil, nil); err != nil {
+		if err := ctl.Do(ctx, "GET", "/healthz", nil, nil); err != nil {
 			return fmt.Errorf("--control-url: %w", err)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus/admin"
 
 	"github.com/lapse-emulator/lapse/dashboard"
+	"github.com/lapse-emulator/lapse/internal/control"
 	"github.com/lapse-emulator/lapse/servicebus"
 )
 
@@ -183,7 +184,7 @@ func benchSBDeadLetter(ctx context.Context, c benchConfig) (benchResult, error) 
 		start := time.Now()
 		s.wg.Go(func() {
 			var a answer
-			a.err = ctl.do(s.ctx, http.MethodPost, "/api/clock/advance", map[string]string{"by": by.String()}, &a.st)
+			a.err = ctl.Do(s.ctx, http.MethodPost, "/api/clock/advance", map[string]string{"by": by.String()}, &a.st)
 			a.at = time.Now()
 			answered <- a
 		})
@@ -304,7 +305,7 @@ func (t benchScheme) Do(req *http.Request) (*http.Response, error) {
 // benchControl is a client of lapse's control API that keeps its
 // connections, for polling.
 type benchControl struct {
-	*controlClient
+	*control.Client
 	tr *http.Transport
 }
 
@@ -312,15 +313,15 @@ type benchControl struct {
 func newBenchControl(base string) *benchControl {
 	tr := &http.Transport{}
 	return &benchControl{
-		controlClient: &controlClient{base: strings.TrimSuffix(base, "/"), http: &http.Client{Timeout: time.Minute, Transport: tr}},
-		tr:            tr,
+		Client: &control.Client{Base: strings.TrimSuffix(base, "/"), HTTP: &http.Client{Timeout: time.Minute, Transport: tr}},
+		tr:     tr,
 	}
 }
 
 // active is how many active messages the Service Bus entity name holds.
 func (c *benchControl) active(ctx context.Context, name string) (int, error) {
 	var ents []dashboard.EntityView
-	if err := c.do(ctx, http.MethodGet, "/api/entities?protocol=servicebus", nil, &ents); err != nil {
+	if err := c.Do(ctx, http.MethodGet, "/api/entities?protocol=servicebus", nil, &ents); err != nil {
 		return 0, err
 	}
 	for _, e := range ents {
@@ -364,7 +365,7 @@ func benchSBDeadLetterRealTime(ctx context.Context, c benchConfig) (benchResult,
 		defer poll.close()
 		var st dashboard.ClockState
 		before := time.Now()
-		if err := poll.do(s.ctx, http.MethodGet, "/api/clock", nil, &st); err != nil {
+		if err := poll.Do(s.ctx, http.MethodGet, "/api/clock", nil, &st); err != nil {
 			return benchResult{}, err
 		}
 		lapseNow, err := time.Parse(time.RFC3339Nano, st.Now)
@@ -397,7 +398,7 @@ func benchSBDeadLetterRealTime(ctx context.Context, c benchConfig) (benchResult,
 			Action    string
 		}
 		path := "/api/events?protocol=servicebus&entity=" + url.QueryEscape(q) + "&limit=100000"
-		if err := poll.do(s.ctx, http.MethodGet, path, nil, &events); err != nil {
+		if err := poll.Do(s.ctx, http.MethodGet, path, nil, &events); err != nil {
 			return benchResult{}, err
 		}
 		var lastDue time.Time

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -15,13 +13,11 @@ import (
 
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/dashboard"
+	"github.com/lapse-emulator/lapse/internal/control"
 )
 
 // controlClient talks to a running lapse's control API.
-type controlClient struct {
-	base string
-	http *http.Client
-}
+type controlClient struct{ control.Client }
 
 // clientCommand runs `lapse clock ...`, `lapse events ...` and
 // `lapse healthcheck`. Flags may come before or after the arguments.
@@ -45,16 +41,16 @@ func clientCommand(ctx context.Context, cmd string, args []string, getenv func(s
 	if cmd == "healthcheck" {
 		timeout = 5 * time.Second
 	}
-	c := &controlClient{
-		base: strings.TrimSuffix(base, "/"),
-		http: &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}},
-	}
+	c := &controlClient{control.Client{
+		Base: strings.TrimSuffix(base, "/"),
+		HTTP: &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}},
+	}}
 	switch cmd {
 	case "healthcheck":
 		if len(pos) > 0 {
 			return &usageError{"healthcheck takes no arguments"}
 		}
-		return c.do(ctx, http.MethodGet, "/healthz", nil, nil)
+		return c.Do(ctx, http.MethodGet, "/healthz", nil, nil)
 	case "events":
 		if len(pos) > 0 {
 			return &usageError{fmt.Sprintf("unexpected argument %q", pos[0])}
@@ -77,7 +73,7 @@ func clientCommand(ctx context.Context, cmd string, args []string, getenv func(s
 			path += "?" + q.Encode()
 		}
 		var evs []core.Event
-		if err := c.do(ctx, http.MethodGet, path, nil, &evs); err != nil {
+		if err := c.Do(ctx, http.MethodGet, path, nil, &evs); err != nil {
 			return err
 		}
 		for _, ev := range evs {
@@ -94,17 +90,17 @@ func (c *controlClient) clock(ctx context.Context, args []string, stdout io.Writ
 	var err error
 	switch {
 	case len(args) == 0:
-		err = c.do(ctx, http.MethodGet, "/api/clock", nil, &st)
+		err = c.Do(ctx, http.MethodGet, "/api/clock", nil, &st)
 	case args[0] == "advance" && len(args) == 2:
-		err = c.do(ctx, http.MethodPost, "/api/clock/advance", map[string]string{"by": args[1]}, &st)
+		err = c.Do(ctx, http.MethodPost, "/api/clock/advance", map[string]string{"by": args[1]}, &st)
 	case args[0] == "advance":
 		return &usageError{"usage: lapse clock advance DURATION (15m, P14D)"}
 	case args[0] == "set" && len(args) == 2:
-		err = c.do(ctx, http.MethodPost, "/api/clock/set", map[string]string{"now": args[1]}, &st)
+		err = c.Do(ctx, http.MethodPost, "/api/clock/set", map[string]string{"now": args[1]}, &st)
 	case args[0] == "set":
 		return &usageError{"usage: lapse clock set TIME (RFC 3339)"}
 	case (args[0] == "freeze" || args[0] == "resume") && len(args) == 1:
-		err = c.do(ctx, http.MethodPost, "/api/clock/"+args[0], nil, &st)
+		err = c.Do(ctx, http.MethodPost, "/api/clock/"+args[0], nil, &st)
 	case args[0] == "freeze" || args[0] == "resume":
 		return &usageError{fmt.Sprintf("clock %s takes no arguments", args[0])}
 	default:
@@ -137,48 +133,4 @@ func eventLine(ev core.Event) string {
 		strconv.FormatUint(ev.ID, 10), ev.Time.UTC().Format(time.RFC3339Nano), ev.Protocol, ev.Entity,
 		item, string(ev.Action), rule, ev.Reason,
 	}, "\t")
-}
-
-// do sends a request with body as JSON (nil for none) and decodes a 2xx
-// answer into out (nil to ignore it). An error answer becomes its message.
-func (c *controlClient) do(ctx context.Context, method, path string, body, out any) error {
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
-	if err != nil {
-		return fmt.Errorf("--control-url %q: %v", c.base, err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("cannot reach lapse at %s: %v", c.base, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return fmt.Errorf("reading the answer of %s %s: %v", method, path, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(data, &e) == nil && e.Error != "" {
-			return fmt.Errorf("%s (HTTP %d)", e.Error, resp.StatusCode)
-		}
-		return fmt.Errorf("%s %s: HTTP %d", method, path, resp.StatusCode)
-	}
-	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("the answer of %s %s is not what lapse sends: %v", method, path, err)
-		}
-	}
-	return nil
 }

@@ -1,4 +1,7 @@
-package main
+// Package control is a client of lapse's control API (DESIGN.md), for
+// lapse's own commands: lapse clock, events and healthcheck, and the
+// benchmark client.
+package control
 
 import (
 	"bytes"
@@ -9,15 +12,16 @@ import (
 	"net/http"
 )
 
-// controlClient talks to a running lapse's control API.
-type controlClient struct {
-	base string
-	http *http.Client
+// Client talks to a running lapse's control API at Base (no trailing
+// slash) through HTTP.
+type Client struct {
+	Base string
+	HTTP *http.Client
 }
 
-// do sends a request with body as JSON (nil for none) and decodes a 2xx
+// Do sends a request with body as JSON (nil for none) and decodes a 2xx
 // answer into out (nil to ignore it). An error answer becomes its message.
-func (c *controlClient) do(ctx context.Context, method, path string, body, out any) error {
+func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
 	var r io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -26,16 +30,16 @@ func (c *controlClient) do(ctx context.Context, method, path string, body, out a
 		}
 		r = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
+	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, r)
 	if err != nil {
-		return fmt.Errorf("--control-url %q: %v", c.base, err)
+		return fmt.Errorf("--control-url %q: %v", c.Base, err)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := c.http.Do(req)
+	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return fmt.Errorf("cannot reach lapse at %s: %v", c.base, err)
+		return fmt.Errorf("cannot reach lapse at %s: %v", c.Base, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
