@@ -115,23 +115,6 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 
-	m.Control = dashboard.NewServer(dashboard.Config{
-		Addr:    m.Config.ControlAddr,
-		Engine:  m.Engine,
-		Clock:   m.Clock,
-		Logger:  log.With("listener", "control"),
-		Info:    m.info,
-		OnReset: m.declareConfigured,
-		Queries: map[string]dashboard.QueryFunc{core.Cosmos: m.queryCosmos},
-		// One registry for the engine's metrics and the server's.
-		Registry:       reg,
-		Connections:    m.connections,
-		CertificatePEM: m.certPEM,
-	})
-	if err := m.Control.Open(); err != nil {
-		return err
-	}
-	log.Info("listening", "listener", "control", "addr", m.Control.Addr().String())
 	m.sbAdmin = servicebus.NewAdmin(m.SB, m.Config.ServiceBusAdminAddr, log.With("listener", "servicebusAdmin"))
 	// Admin clients of SDKs without emulator support build https:// URLs;
 	// it opens before the AMQPS port, which hands it HTTPS requests.
@@ -158,6 +141,26 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	log.Info("listening", "listener", "cosmos", "addr", m.Cosmos.Addr().String())
+	// The control port opens last (issue 16.6): /healthz answers ok only
+	// once every other listener accepts, and what GET /api/info reads is
+	// set before its first request.
+	m.Control = dashboard.NewServer(dashboard.Config{
+		Addr:    m.Config.ControlAddr,
+		Engine:  m.Engine,
+		Clock:   m.Clock,
+		Logger:  log.With("listener", "control"),
+		Info:    m.info,
+		OnReset: m.declareConfigured,
+		Queries: map[string]dashboard.QueryFunc{core.Cosmos: m.Cosmos.Query},
+		// One registry for the engine's metrics and the server's.
+		Registry:       reg,
+		Connections:    m.connections,
+		CertificatePEM: m.certPEM,
+	})
+	if err := m.Control.Open(); err != nil {
+		return err
+	}
+	log.Info("listening", "listener", "control", "addr", m.Control.Addr().String())
 	log.Info("lapse started", "version", m.Version, "data", m.Config.Data, "clock", m.Clock.Mode())
 	return nil
 }
