@@ -19,6 +19,7 @@ func (m *Main) openCosmos(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	m.Cosmos.SetBodyTimeout(m.Config.HTTPBodyTimeout)
 	m.Engine.Register(core.Cosmos, m.Cosmos.Hooks())
 	if err := m.loadCosmosConfig(ctx); err != nil {
 		return err

@@ -119,6 +119,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	// Admin clients of SDKs without emulator support build https:// URLs;
 	// it opens before the AMQPS port, which hands it HTTPS requests.
 	m.sbAdmin.ServeTLS(m.tlsConfig())
+	m.sbAdmin.SetBodyTimeout(m.Config.HTTPBodyTimeout)
 	if err := m.sbAdmin.Open(); err != nil {
 		return err
 	}
@@ -133,6 +134,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	log.Info("listening", "listener", "amqps", "addr", m.amqps.Addr().String())
 	m.management = rabbitmq.NewManagement(rabbitmq.ManagementConfig{Addr: m.Config.RabbitMQManagementAddr,
 		Server: m.Rabbit, Logger: log.With("listener", "rabbitmqManagement"), AMQPAddr: m.amqp.Addr})
+	m.management.SetBodyTimeout(m.Config.HTTPBodyTimeout)
 	if err := m.management.Open(); err != nil {
 		return err
 	}
@@ -157,6 +159,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		Connections:    m.connections,
 		CertificatePEM: m.certPEM,
 	})
+	m.Control.SetBodyTimeout(m.Config.HTTPBodyTimeout)
 	if err := m.Control.Open(); err != nil {
 		return err
 	}
