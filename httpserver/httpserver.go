@@ -36,6 +36,8 @@ type Server struct {
 	handoff *handoffListener
 	// conns counts the open client connections (connState).
 	conns atomic.Int64
+	// bodyTimeout bounds a request body's arrival (SetBodyTimeout).
+	bodyTimeout time.Duration
 }
 
 // New returns a server of handler on addr (":0" picks a free port); name
@@ -76,8 +78,12 @@ func (s *Server) Open() error {
 	if s.tls != nil {
 		serveLn = newSniffListener(ln, s.tls)
 	}
+	bodyTimeout := s.bodyTimeout
+	if bodyTimeout <= 0 {
+		bodyTimeout = DefaultBodyTimeout
+	}
 	s.srv = &http.Server{
-		Handler:           s.handler,
+		Handler:           limitBody(s.handler, bodyTimeout),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		ConnState:         s.connState,

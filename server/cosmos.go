@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/cosmos"
@@ -20,21 +19,12 @@ func (m *Main) openCosmos(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	m.Cosmos.SetBodyTimeout(m.Config.HTTPBodyTimeout)
 	m.Engine.Register(core.Cosmos, m.Cosmos.Hooks())
 	if err := m.loadCosmosConfig(ctx); err != nil {
 		return err
 	}
 	return m.Cosmos.Open()
-}
-
-// queryCosmos is the dashboard's data explorer for Cosmos DB containers
-// (cosmos.Server.Query). The control port opens before the Cosmos DB
-// front-end exists, so it looks the front-end up at each call.
-func (m *Main) queryCosmos(ctx context.Context, name, query string, max int) ([]json.RawMessage, error) {
-	if m.Cosmos == nil {
-		return nil, core.Errorf(core.EUNAVAILABLE, "the Cosmos DB front-end is not running yet")
-	}
-	return m.Cosmos.Query(ctx, name, query, max)
 }
 
 // loadCosmosConfig creates what --cosmos-config declares, if given.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config is what `lapse serve` runs with: the flags of DESIGN.md, each also
@@ -40,6 +41,10 @@ type Config struct {
 	CertHosts string
 	// LogLevel is the level of the log written to stderr.
 	LogLevel slog.Level
+	// HTTPBodyTimeout bounds how long a request body may take to arrive on
+	// every HTTP port; zero is httpserver.DefaultBodyTimeout. No flag sets
+	// it: tests shorten it.
+	HTTPBodyTimeout time.Duration
 }
 
 // usageError is a mistake on the command line (exit code 2).

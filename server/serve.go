@@ -115,27 +115,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 
-	m.Control = dashboard.NewServer(dashboard.Config{
-		Addr:    m.Config.ControlAddr,
-		Engine:  m.Engine,
-		Clock:   m.Clock,
-		Logger:  log.With("listener", "control"),
-		Info:    m.info,
-		OnReset: m.declareConfigured,
-		Queries: map[string]dashboard.QueryFunc{core.Cosmos: m.queryCosmos},
-		// One registry for the engine's metrics and the server's.
-		Registry:       reg,
-		Connections:    m.connections,
-		CertificatePEM: m.certPEM,
-	})
-	if err := m.Control.Open(); err != nil {
-		return err
-	}
-	log.Info("listening", "listener", "control", "addr", m.Control.Addr().String())
 	m.sbAdmin = servicebus.NewAdmin(m.SB, m.Config.ServiceBusAdminAddr, log.With("listener", "servicebusAdmin"))
 	// Admin clients of SDKs without emulator support build https:// URLs;
 	// it opens before the AMQPS port, which hands it HTTPS requests.
 	m.sbAdmin.ServeTLS(m.tlsConfig())
+	m.sbAdmin.SetBodyTimeout(m.Config.HTTPBodyTimeout)
 	if err := m.sbAdmin.Open(); err != nil {
 		return err
 	}
@@ -150,6 +134,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	log.Info("listening", "listener", "amqps", "addr", m.amqps.Addr().String())
 	m.management = rabbitmq.NewManagement(rabbitmq.ManagementConfig{Addr: m.Config.RabbitMQManagementAddr,
 		Server: m.Rabbit, Logger: log.With("listener", "rabbitmqManagement"), AMQPAddr: m.amqp.Addr})
+	m.management.SetBodyTimeout(m.Config.HTTPBodyTimeout)
 	if err := m.management.Open(); err != nil {
 		return err
 	}
@@ -158,6 +143,27 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	log.Info("listening", "listener", "cosmos", "addr", m.Cosmos.Addr().String())
+	// The control port opens last (issue 16.6): /healthz answers ok only
+	// once every other listener accepts, and what GET /api/info reads is
+	// set before its first request.
+	m.Control = dashboard.NewServer(dashboard.Config{
+		Addr:    m.Config.ControlAddr,
+		Engine:  m.Engine,
+		Clock:   m.Clock,
+		Logger:  log.With("listener", "control"),
+		Info:    m.info,
+		OnReset: m.declareConfigured,
+		Queries: map[string]dashboard.QueryFunc{core.Cosmos: m.Cosmos.Query},
+		// One registry for the engine's metrics and the server's.
+		Registry:       reg,
+		Connections:    m.connections,
+		CertificatePEM: m.certPEM,
+	})
+	m.Control.SetBodyTimeout(m.Config.HTTPBodyTimeout)
+	if err := m.Control.Open(); err != nil {
+		return err
+	}
+	log.Info("listening", "listener", "control", "addr", m.Control.Addr().String())
 	log.Info("lapse started", "version", m.Version, "data", m.Config.Data, "clock", m.Clock.Mode())
 	return nil
 }
