@@ -81,15 +81,28 @@ func TestWriteOfADocumentExpiringBeforeTheWriteIs404_CO6(t *testing.T) {
 }
 
 // issue 16.4: replaces and patches with If-Match from many goroutines at
-// once: exactly one wins per ETag, every other answers 412, round after
-// round.
+// once, all of them reading the document before any writes: exactly one
+// wins per ETag, every other answers 412, round after round.
 func TestIfMatchWritesFromManyGoroutinesOneWinsPerETag(t *testing.T) {
 	const writers, rounds = 16, 5
 	ctx := context.Background()
 	f := MustServer(t)
 	c := f.MustContainer(f.MustDatabase("db"), "c", "/pk", nil)
 	etag := f.MustCreate(c, "p", map[string]any{"id": "a", "pk": "p", "n": 0}).ETag
+	var (
+		gateMu sync.Mutex
+		gate   *barrier
+	)
+	cosmos.SetBeforeChange(f.s, func() {
+		gateMu.Lock()
+		g := gate
+		gateMu.Unlock()
+		g.wait()
+	})
 	for round := range rounds {
+		gateMu.Lock()
+		gate = newBarrier(writers)
+		gateMu.Unlock()
 		var (
 			wg       sync.WaitGroup
 			mu       sync.Mutex
@@ -121,7 +134,7 @@ func TestIfMatchWritesFromManyGoroutinesOneWinsPerETag(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if want := map[int]int{0: 1, http.StatusPreconditionFailed: writers - 1}; fmt.Sprint(statuses) != fmt.Sprint(want) {
+		if want := map[int]int{0: 1, http.StatusPreconditionFailed: writers - 1}; !cmp.Equal(statuses, want) {
 			t.Fatalf("round %d: statuses %v, want %v (0: success)", round, statuses, want)
 		}
 		resp, err := c.ReadItem(ctx, pkOf("p"), "a", nil)
@@ -132,5 +145,33 @@ func TestIfMatchWritesFromManyGoroutinesOneWinsPerETag(t *testing.T) {
 			t.Fatalf("round %d: stored ETag %s, want the winner's %s", round, resp.ETag, winner)
 		}
 		etag = winner
+	}
+}
+
+// barrier holds the first n callers of wait until all n have come, or for
+// at most 2 s; later callers pass.
+type barrier struct {
+	mu   sync.Mutex
+	n    int
+	all  chan struct{}
+	came int
+}
+
+func newBarrier(n int) *barrier { return &barrier{n: n, all: make(chan struct{})} }
+
+func (b *barrier) wait() {
+	b.mu.Lock()
+	b.came++
+	came := b.came
+	if came == b.n {
+		close(b.all)
+	}
+	b.mu.Unlock()
+	if came > b.n {
+		return
+	}
+	select {
+	case <-b.all:
+	case <-time.After(2 * time.Second):
 	}
 }
