@@ -9,8 +9,8 @@ import (
 
 // maxChangeAttempts bounds how often a conditional write is planned again
 // because another write changed an item it read before it could write;
-// past it the answer is 449 Retry With, the service's answer to
-// conflicting concurrent writes, which the SDKs retry.
+// past it the answer is 449 Retry With, the service's transient answer
+// to conflicting concurrent writes, which a client may safely retry.
 const maxChangeAttempts = 32
 
 // reader reads the stored item of a key of a container at a plan's instant.
