@@ -1,6 +1,7 @@
 package cosmos
 
 import (
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -62,26 +63,15 @@ func (s *Server) batch(c *gin.Context, ct *container) {
 		s.writeError(c, err)
 		return
 	}
-	canon := pk.canon()
-	// Lock every stripe the batch touches, in order.
-	var stripes []int
-	for _, op := range ops {
-		stripes = append(stripes, s.stripe(ct.key, itemKey(canon, op.id)))
-	}
-	slices.Sort(stripes)
-	stripes = slices.Compact(stripes)
-	for _, i := range stripes {
-		s.writes[i].Lock()
-	}
-	results, puts, removes, failed := s.plan(ct, pk, ops)
-	var commit *core.Commit
-	if failed < 0 && (len(puts) > 0 || len(removes) > 0) {
-		_, commit, err = s.cfg.Engine.Write(s.now(), ct.key, removes, puts)
-	}
-	for _, i := range stripes {
-		s.writes[i].Unlock()
-	}
-	if err == nil && commit != nil {
+	var (
+		results []batchResult
+		failed  int
+	)
+	_, commit, err := s.change(ct, func(now time.Time, read reader) (removes []string, puts []core.Item, err error) {
+		results, puts, removes, failed = s.plan(ct, pk, ops, now, read)
+		return removes, puts, nil
+	})
+	if err == nil {
 		err = commit.Wait(c.Request.Context())
 	}
 	if err != nil {
@@ -149,12 +139,12 @@ func readBatch(c *gin.Context) ([]batchOp, error) {
 	return ops, nil
 }
 
-// plan works out every operation against the stored items and the batch's
-// own earlier operations. failed is the index of the first operation that
-// failed, -1 when none did; then puts and removes are what to write.
-func (s *Server) plan(ct *container, pk partitionKey, ops []batchOp) (results []batchResult, puts []core.Item, removes []string, failed int) {
+// plan works out every operation at now against the stored items, read
+// through read, and the batch's own earlier operations. failed is the
+// index of the first operation that failed, -1 when none did; then puts
+// and removes are what to write.
+func (s *Server) plan(ct *container, pk partitionKey, ops []batchOp, now time.Time, read reader) (results []batchResult, puts []core.Item, removes []string, failed int) {
 	canon := pk.canon()
-	now := s.now()
 	states := map[string]*batchState{}
 	state := func(id string) *batchState {
 		key := itemKey(canon, id)
@@ -162,7 +152,8 @@ func (s *Server) plan(ct *container, pk partitionKey, ops []batchOp) (results []
 			return st
 		}
 		st := &batchState{}
-		if it, ok, _ := s.cfg.Engine.Get(now, ct.key, key); ok {
+		// A container deleted meanwhile fails the write (core.Engine.Change).
+		if it, ok, _ := read(key); ok {
 			st.exists, st.body = true, it.Body
 			st.etag, st.rid = splitMeta(it.Meta)
 		}
@@ -254,7 +245,7 @@ func (s *Server) planOp(ct *container, pk partitionKey, op batchOp, state func(s
 		if err != nil {
 			return planned{}, err
 		}
-		d, err := s.patched(ct, st.body, pk, pr)
+		d, err := s.patched(ct, st.body, pk, pr, now)
 		if err != nil {
 			return planned{}, err
 		}
@@ -381,15 +372,18 @@ func (s *Server) bulkOp(ct *container, op batchOp) (batchResult, *core.Commit, e
 	} else if len(pk) != ct.meta.PartitionKey.paths() {
 		return batchResult{status: http.StatusBadRequest}, nil, nil
 	}
-	mu := &s.writes[s.stripe(ct.key, itemKey(pk.canon(), bulkID(op)))]
-	mu.Lock()
-	defer mu.Unlock()
-	results, puts, removes, failed := s.plan(ct, pk, []batchOp{op})
-	if failed >= 0 || len(puts) == 0 && len(removes) == 0 {
-		return results[0], nil, nil
+	var results []batchResult
+	_, commit, err := s.change(ct, func(now time.Time, read reader) (removes []string, puts []core.Item, err error) {
+		results, puts, removes, _ = s.plan(ct, pk, []batchOp{op}, now, read)
+		return removes, puts, nil
+	})
+	if ae := (*apiError)(nil); errors.As(err, &ae) && ae.status == statusRetryWith {
+		return batchResult{status: statusRetryWith}, nil, nil
 	}
-	_, commit, err := s.cfg.Engine.Write(s.now(), ct.key, removes, puts)
-	return results[0], commit, err
+	if err != nil {
+		return batchResult{}, nil, err
+	}
+	return results[0], commit, nil
 }
 
 // bulkID is the id of the item an operation is about: its own, or its

@@ -54,6 +54,8 @@ func codeWord(status int) string {
 		return "FailedDependency"
 	case http.StatusServiceUnavailable:
 		return "ServiceUnavailable"
+	case statusRetryWith:
+		return "RetryWith"
 	}
 	return "InternalServerError"
 }

@@ -2,8 +2,6 @@ package cosmos
 
 import (
 	"bytes"
-	"context"
-	"hash/fnv"
 	"net/http"
 	"strings"
 	"time"
@@ -41,15 +39,6 @@ func (s *Server) lookupContainer(c *gin.Context) (*container, error) {
 		return nil, err
 	}
 	return &container{resource: r, key: k}, nil
-}
-
-// stripe returns the index of the lock in s.writes that serializes
-// read-check-write sequences on item key of container k.
-func (s *Server) stripe(k core.EntityKey, key string) int {
-	h := fnv.New32a()
-	h.Write([]byte(k.Name))
-	h.Write([]byte(key))
-	return int(h.Sum32() % uint32(len(s.writes)))
 }
 
 // doc is a document ready to be written.
@@ -111,37 +100,15 @@ func (s *Server) prepare(ct *container, d *doc, rid string, now time.Time) (core
 	return core.Item{Key: itemKey(canon, d.id), Group: canon, Body: body, Meta: itemMeta(etag, rid), TTL: d.ttl, Persistent: true}, etag, nil
 }
 
-// write stores d in ct (see prepare); the caller waits for the commit.
-// create fails with 409 when the key exists.
-func (s *Server) write(ct *container, d *doc, rid string, create bool) (core.Item, string, *core.Commit, error) {
+// create stores d in ct as a new item: 409 when its key exists.
+func (s *Server) create(ct *container, d *doc) (core.Item, string, *core.Commit, error) {
 	now := s.now()
-	it, etag, err := s.prepare(ct, d, rid, now)
+	it, etag, err := s.prepare(ct, d, "", now)
 	if err != nil {
 		return core.Item{}, "", nil, err
 	}
-	var (
-		out    core.Item
-		commit *core.Commit
-	)
-	if create {
-		out, commit, err = s.cfg.Engine.Enqueue(now, ct.key, it)
-	} else {
-		out, commit, err = s.cfg.Engine.Put(now, ct.key, it)
-	}
+	out, commit, err := s.cfg.Engine.Enqueue(now, ct.key, it)
 	return out, etag, commit, err
-}
-
-// locked runs fn, a read-check-write of item key of ct, holding the key's
-// stripe lock, then waits outside the lock for the commit fn returns.
-func (s *Server) locked(ctx context.Context, ct *container, key string, fn func() (*core.Commit, error)) error {
-	mu := &s.writes[s.stripe(ct.key, key)]
-	mu.Lock()
-	commit, err := fn()
-	mu.Unlock()
-	if err != nil {
-		return err
-	}
-	return commit.Wait(ctx)
 }
 
 // pointRequest finds the container and the partition key of a point
@@ -212,27 +179,17 @@ func (s *Server) postItems(c *gin.Context) {
 	var (
 		it     core.Item
 		etag   string
+		commit *core.Commit
 		exists bool
 	)
-	key := itemKey(d.pk.canon(), d.id)
-	err = s.locked(c.Request.Context(), ct, key, func() (commit *core.Commit, err error) {
-		var rid string
-		if upsert {
-			var old core.Item
-			if old, exists, err = s.cfg.Engine.Get(s.now(), ct.key, key); err != nil {
-				return nil, err
-			}
-			if exists {
-				var oldETag string
-				oldETag, rid = splitMeta(old.Meta)
-				if !ifMatch(c.GetHeader("If-Match"), oldETag) {
-					return nil, errPrecondition()
-				}
-			}
-		}
-		it, etag, commit, err = s.write(ct, d, rid, !upsert)
-		return commit, err
-	})
+	if upsert {
+		it, etag, exists, commit, err = s.upsert(ct, d, c.GetHeader("If-Match"))
+	} else {
+		it, etag, commit, err = s.create(ct, d)
+	}
+	if err == nil {
+		err = commit.Wait(c.Request.Context())
+	}
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -243,6 +200,33 @@ func (s *Server) postItems(c *gin.Context) {
 	}
 	sessionToken(c, it.Seq)
 	writeResource(c, status, etag, it.Body, true)
+}
+
+// upsert writes d over the stored item of its key, if its ETag matches
+// ifMatchETag, or as a new item when there is none; exists says which.
+func (s *Server) upsert(ct *container, d *doc, ifMatchETag string) (it core.Item, etag string, exists bool, commit *core.Commit, err error) {
+	key := itemKey(d.pk.canon(), d.id)
+	out, commit, err := s.change(ct, func(now time.Time, read reader) ([]string, []core.Item, error) {
+		old, ok, err := read(key)
+		if err != nil {
+			return nil, nil, err
+		}
+		rid := ""
+		if exists = ok; ok {
+			var oldETag string
+			oldETag, rid = splitMeta(old.Meta)
+			if !ifMatch(ifMatchETag, oldETag) {
+				return nil, nil, errPrecondition()
+			}
+		}
+		var put core.Item
+		put, etag, err = s.prepare(ct, d, rid, now)
+		return nil, []core.Item{put}, err
+	})
+	if err != nil {
+		return core.Item{}, "", false, nil, err
+	}
+	return out[0], etag, exists, commit, nil
 }
 
 // ifMatch reports whether an If-Match header lets a write of an item with
@@ -326,38 +310,27 @@ func (s *Server) replaceItem(c *gin.Context) {
 	writeResource(c, http.StatusOK, etag, it.Body, true)
 }
 
-// stored returns the stored item of key and its _rid, for a write over
-// it: a 404 when there is none, a 412 when its etag does not match
-// ifMatchETag.
-func (s *Server) stored(ct *container, key, ifMatchETag string) (core.Item, string, error) {
-	old, ok, err := s.cfg.Engine.Get(s.now(), ct.key, key)
+// replace writes d over the stored item of its key, which must exist and
+// match ifMatchETag.
+func (s *Server) replace(c *gin.Context, ct *container, d *doc, ifMatchETag string) (core.Item, string, error) {
+	key := itemKey(d.pk.canon(), d.id)
+	var etag string
+	out, commit, err := s.change(ct, func(now time.Time, read reader) ([]string, []core.Item, error) {
+		_, rid, err := stored(read, key, ifMatchETag)
+		if err != nil {
+			return nil, nil, err
+		}
+		var put core.Item
+		put, etag, err = s.prepare(ct, d, rid, now)
+		return nil, []core.Item{put}, err
+	})
+	if err == nil {
+		err = commit.Wait(c.Request.Context())
+	}
 	if err != nil {
 		return core.Item{}, "", err
 	}
-	if !ok {
-		return core.Item{}, "", errItemNotFound()
-	}
-	oldETag, rid := splitMeta(old.Meta)
-	if !ifMatch(ifMatchETag, oldETag) {
-		return core.Item{}, "", errPrecondition()
-	}
-	return old, rid, nil
-}
-
-// replace writes d over the stored item of its key, which must exist and
-// match ifMatchETag.
-func (s *Server) replace(c *gin.Context, ct *container, d *doc, ifMatchETag string) (it core.Item, etag string, err error) {
-	key := itemKey(d.pk.canon(), d.id)
-	err = s.locked(c.Request.Context(), ct, key, func() (*core.Commit, error) {
-		_, rid, err := s.stored(ct, key, ifMatchETag)
-		if err != nil {
-			return nil, err
-		}
-		var commit *core.Commit
-		it, etag, commit, err = s.write(ct, d, rid, false)
-		return commit, err
-	})
-	return it, etag, err
+	return out[0], etag, nil
 }
 
 // deleteItem answers DELETE .../docs/{id}.
@@ -367,26 +340,10 @@ func (s *Server) deleteItem(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	key := itemKey(pk.canon(), param(c, "id"))
-	err = s.locked(c.Request.Context(), ct, key, func() (*core.Commit, error) {
-		if h := c.GetHeader("If-Match"); h != "" && h != "*" {
-			old, ok, err := s.cfg.Engine.Get(s.now(), ct.key, key)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				return nil, errItemNotFound()
-			}
-			if etag, _ := splitMeta(old.Meta); etag != h {
-				return nil, errPrecondition()
-			}
-		}
-		commit, err := s.cfg.Engine.RemoveKey(s.now(), ct.key, key)
-		if core.ErrorCode(err) == core.ENOTFOUND {
-			return nil, errItemNotFound()
-		}
-		return commit, err
-	})
+	commit, err := s.removeItem(ct, itemKey(pk.canon(), param(c, "id")), c.GetHeader("If-Match"))
+	if err == nil {
+		err = commit.Wait(c.Request.Context())
+	}
 	if err != nil {
 		s.writeError(c, err)
 		return

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/lapse-emulator/lapse/core"
@@ -327,27 +328,34 @@ func (s *Server) patchItem(c *gin.Context) {
 }
 
 // patch applies pr to item id of partition pk.
-func (s *Server) patch(c *gin.Context, ct *container, pk partitionKey, id string, pr *patchRequest, ifMatchETag string) (it core.Item, etag string, err error) {
+func (s *Server) patch(c *gin.Context, ct *container, pk partitionKey, id string, pr *patchRequest, ifMatchETag string) (core.Item, string, error) {
 	key := itemKey(pk.canon(), id)
-	err = s.locked(c.Request.Context(), ct, key, func() (*core.Commit, error) {
-		old, rid, err := s.stored(ct, key, ifMatchETag)
+	var etag string
+	out, commit, err := s.change(ct, func(now time.Time, read reader) ([]string, []core.Item, error) {
+		old, rid, err := stored(read, key, ifMatchETag)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		d, err := s.patched(ct, old.Body, pk, pr)
+		d, err := s.patched(ct, old.Body, pk, pr, now)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		var commit *core.Commit
-		it, etag, commit, err = s.write(ct, d, rid, false)
-		return commit, err
+		var put core.Item
+		put, etag, err = s.prepare(ct, d, rid, now)
+		return nil, []core.Item{put}, err
 	})
-	return it, etag, err
+	if err == nil {
+		err = commit.Wait(c.Request.Context())
+	}
+	if err != nil {
+		return core.Item{}, "", err
+	}
+	return out[0], etag, nil
 }
 
-// patched returns the document body with pr applied, checked as a write;
-// a condition that does not hold is a 412.
-func (s *Server) patched(ct *container, body []byte, pk partitionKey, pr *patchRequest) (*doc, error) {
+// patched returns the document body with pr applied at now, checked as a
+// write; a condition that does not hold is a 412.
+func (s *Server) patched(ct *container, body []byte, pk partitionKey, pr *patchRequest, now time.Time) (*doc, error) {
 	if pr.condition != "" {
 		q, err := query.Parse("SELECT VALUE 1 " + pr.condition)
 		if err != nil {
@@ -358,7 +366,7 @@ func (s *Server) patched(ct *container, body []byte, pk partitionKey, pr *patchR
 		if err != nil {
 			return nil, err
 		}
-		err = q.Run(func(yield func(any) bool) { yield(old) }, nil, query.Options{Now: s.now()}, func(any) bool { hit = true; return false })
+		err = q.Run(func(yield func(any) bool) { yield(old) }, nil, query.Options{Now: now}, func(any) bool { hit = true; return false })
 		if err != nil {
 			return nil, err
 		}

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -50,17 +49,17 @@ type Config struct {
 // Server is the Cosmos DB REST server.
 type Server struct {
 	*httpserver.Server
-	cfg Config
-	log *slog.Logger
-	key []byte
-	// writes serializes read-check-write sequences (conditional writes,
-	// replace, patch, batches) per key stripe.
-	writes  [64]sync.Mutex
+	cfg     Config
+	log     *slog.Logger
+	key     []byte
 	etags   etagSource
 	metas   metaCache
 	rids    ridIndex
 	docNums docNumbers
 	account accountSettings
+	// beforeChange, when set (by tests), runs in each conditional write
+	// between its plan and its write (Server.change).
+	beforeChange func()
 }
 
 // NewServer returns a Server for cfg; Open starts it (httpserver.Server:

@@ -1,0 +1,90 @@
+package core
+
+import "time"
+
+// ChangeFunc decides a conditional change of the keyed items of one entity
+// (Engine.Change). read returns the item stored under a key at the
+// change's instant, if it is there and has not expired by then (CO-6).
+// The func returns the keys of the items to remove and the keyed items to
+// write (each replacing the item of its key), or an error, which cancels
+// the change and which Change returns as it is.
+//
+// It runs inside the engine's lock, for every protocol: it must be pure
+// and quick (no I/O, no waiting, no call of the Engine: do the costly work
+// before Change and only decide here), and must not modify what read
+// returns.
+type ChangeFunc func(read func(key string) (Item, bool)) (remove []string, put []Item, err error)
+
+// Change reads, decides and writes keyed items of entity k at one instant,
+// under the engine's lock: fn sees the items as they are at now, with
+// everything due up to now applied (an item whose expiry is now is gone),
+// and what it returns is written at that same instant as one change that
+// the store commits all of or none, as Write does: a read-check-write such
+// as a replace, a delete with If-Match or a transactional batch. It returns
+// the items written, in the order of put, each with a new Seq and
+// ModifiedAt = now, so that its TTL restarts (CO-1).
+func (e *Engine) Change(now time.Time, k EntityKey, fn ChangeFunc) ([]Item, *Commit, error) {
+	ent, err := e.begin(now, k)
+	if err != nil {
+		return nil, nil, err
+	}
+	remove, put, err := e.decide(ent, fn)
+	if err != nil {
+		e.unlock()
+		return nil, nil, err
+	}
+	for _, key := range remove {
+		if x := ent.keys[key]; x != nil {
+			e.removeItem(x)
+		}
+	}
+	out := make([]Item, 0, len(put))
+	for _, it := range put {
+		if old := ent.keys[it.Key]; old != nil {
+			e.removeItem(old)
+		}
+		it.State = Active
+		w, err := e.enqueueLocked(ent, it)
+		if err != nil {
+			// Keyed active items are not refused, and the keys are
+			// checked before anything changed: nothing to undo.
+			e.unlock()
+			return nil, nil, err
+		}
+		out = append(out, w)
+	}
+	if len(put) > 0 {
+		e.touch(ent, UseSend)
+	}
+	return out, e.unlock(), nil
+}
+
+// decide runs fn on entity ent, with the engine's lock held, and checks
+// what it returns. Nothing has changed yet: if fn panics, the lock is
+// released before the panic goes on, so that it cannot leave the engine
+// locked.
+func (e *Engine) decide(ent *entity, fn ChangeFunc) (remove []string, put []Item, err error) {
+	read := func(key string) (Item, bool) {
+		if x := ent.keys[key]; x != nil {
+			return x.Item, true
+		}
+		return Item{}, false
+	}
+	done := false
+	defer func() {
+		if !done {
+			e.unlock()
+		}
+	}()
+	remove, put, err = fn(read)
+	done = true
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, it := range put {
+		if it.Key == "" {
+			return nil, nil, Errorf(EINVALID, "Change needs item keys")
+		}
+	}
+	return remove, put, nil
+}
