@@ -211,15 +211,16 @@ func (c *conn) forceClose(explanation string) {
 	c.w.close()
 	// The socket closes once the close is written, or after closeTimeout
 	// for a client that does not read; Server.Close waits for it.
-	c.s.wg.Add(1)
-	go func() {
-		defer c.s.wg.Done()
+	closeSocket := func() {
 		select {
 		case <-c.w.done:
 		case <-time.After(closeTimeout):
 		}
 		c.nc.Close()
-	}()
+	}
+	if !c.s.goForConn(c, closeSocket) {
+		c.nc.Close() // serving it has ended already
+	}
 }
 
 // send writes one method frame.

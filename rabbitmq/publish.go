@@ -24,6 +24,9 @@ type publishState struct {
 	propsAt  int
 	body     []byte
 	tooLarge bool
+	// left counts down the body octets still to come of a message over
+	// maxMessageSize, which are read and dropped.
+	left uint64
 }
 
 // startPublish reads basic.publish; its content follows.
@@ -61,6 +64,7 @@ func (ch *channel) contentHeader(payload []byte) error {
 	p.propsAt = len(p.meta) - len(h.Props)
 	if h.BodySize > maxMessageSize {
 		p.tooLarge = true
+		p.left = h.BodySize
 	} else if h.BodySize > 0 {
 		p.body = make([]byte, 0, min(h.BodySize, uint64(ch.c.frameMax)))
 	}
@@ -78,9 +82,8 @@ func (ch *channel) contentBody(payload []byte) error {
 	}
 	got := uint64(len(p.body)) + uint64(len(payload))
 	if p.tooLarge {
-		got = p.size - min(p.size, uint64(len(payload))) // count down instead of keeping bytes
-		p.size = got
-		if got == 0 {
+		p.left -= min(p.left, uint64(len(payload))) // count down instead of keeping bytes
+		if p.left == 0 {
 			return ch.finishPublish()
 		}
 		return nil

@@ -48,9 +48,13 @@ type Server struct {
 
 	patterns patternCache
 
-	conns   sync.Map // *conn -> struct{}
-	nconn   uint64
+	conns sync.Map // *conn -> struct{}
+	// connsMu guards nconn and closed; a connection is registered (wg.Add,
+	// conns) under it, so that Close, which sets closed under it, finds
+	// every connection it let in.
 	connsMu sync.Mutex
+	nconn   uint64
+	closed  bool
 	wg      sync.WaitGroup
 	closing chan struct{}
 	once    sync.Once
@@ -108,18 +112,44 @@ func (s *Server) now() time.Time { return s.cfg.Now() }
 // ServeConn serves one AMQP connection whose 8-byte protocol header has
 // been read already; it returns when the connection is closed.
 func (s *Server) ServeConn(nc net.Conn, header [8]byte) {
-	select {
-	case <-s.closing:
+	c := s.newConn(nc)
+	s.connsMu.Lock()
+	if s.closed {
+		s.connsMu.Unlock()
 		nc.Close()
 		return
-	default:
 	}
 	s.wg.Add(1)
-	defer s.wg.Done()
-	c := s.newConn(nc)
 	s.conns.Store(c, struct{}{})
-	defer s.conns.Delete(c)
+	s.connsMu.Unlock()
+	defer func() {
+		s.connsMu.Lock()
+		s.conns.Delete(c)
+		s.connsMu.Unlock()
+		s.wg.Done()
+	}()
 	c.serve(header)
+}
+
+// goForConn runs f on a goroutine Close waits for, as long as c is still
+// served: its ServeConn holds the WaitGroup above zero while c is
+// registered, so the Add cannot race Close's Wait. It reports whether f
+// runs.
+func (s *Server) goForConn(c *conn, f func()) bool {
+	s.connsMu.Lock()
+	_, live := s.conns.Load(c)
+	if live {
+		s.wg.Add(1)
+	}
+	s.connsMu.Unlock()
+	if !live {
+		return false
+	}
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+	return true
 }
 
 // CloseConnections closes every client connection with reply code 320
@@ -134,6 +164,9 @@ func (s *Server) CloseConnections(reason string) {
 // Close closes every connection and waits for the server's goroutines. It
 // is safe to call twice.
 func (s *Server) Close(ctx context.Context) error {
+	s.connsMu.Lock()
+	s.closed = true
+	s.connsMu.Unlock()
 	s.once.Do(func() { close(s.closing) })
 	s.CloseConnections("shutdown")
 	done := make(chan struct{})

@@ -219,7 +219,11 @@ func (c *conn) readLoop() {
 		if err != nil {
 			var de *amqp.DecodeError
 			if errors.As(err, &de) {
-				c.closeWith(&amqp.Error{Condition: condDecode, Description: de.Error()})
+				cond := condDecode
+				if de.Framing {
+					cond = condFramingError // §2.7.1: a frame over max-frame-size
+				}
+				c.closeWith(&amqp.Error{Condition: cond, Description: de.Error()})
 			} else if !isClosedErr(err) {
 				c.log.Debug("read failed", "err", err)
 			}

@@ -75,6 +75,11 @@ type Server struct {
 
 	conns sync.Map // *conn -> struct{}
 	nconn atomic.Uint64
+	// connsMu guards closed; a connection is registered (wg.Add, conns)
+	// under it, so that Close, which sets closed under it, finds every
+	// connection it let in.
+	connsMu sync.Mutex
+	closed  bool
 	// nholder numbers session receivers, so that each holds its session
 	// under a holder id of its own (sessionlink.go).
 	nholder atomic.Uint64
@@ -231,16 +236,17 @@ func (s *Server) recovered(ents []core.Entity) {
 // (AMQP 0 1 0 0 or SASL's AMQP 3 1 0 0) has been read already; it returns
 // when the connection is closed.
 func (s *Server) ServeConn(nc net.Conn, header [8]byte) {
-	select {
-	case <-s.closing:
+	c := s.newConn(nc)
+	s.connsMu.Lock()
+	if s.closed {
+		s.connsMu.Unlock()
 		nc.Close()
 		return
-	default:
 	}
 	s.wg.Add(1)
-	defer s.wg.Done()
-	c := s.newConn(nc)
 	s.conns.Store(c, struct{}{})
+	s.connsMu.Unlock()
+	defer s.wg.Done()
 	defer s.conns.Delete(c)
 	c.serve(header)
 }
@@ -286,6 +292,9 @@ func (s *Server) Reset() {
 // Close closes every connection and waits for the server's goroutines. It
 // is safe to call twice.
 func (s *Server) Close(ctx context.Context) error {
+	s.connsMu.Lock()
+	s.closed = true
+	s.connsMu.Unlock()
 	s.once.Do(func() { close(s.closing) })
 	s.CloseConnections("shutdown")
 	done := make(chan struct{})

@@ -11,7 +11,10 @@ import (
 // Msg is a message to publish: the body, the properties scenarios vary and
 // the mandatory flag.
 type Msg struct {
-	Body       string
+	Body string
+	// Size, when not 0, makes the body Size zero octets instead of Body,
+	// for messages too large to write in a transcript.
+	Size       int
 	Expiration string
 	Headers    amqp.Table
 	Persistent bool
@@ -20,7 +23,11 @@ type Msg struct {
 
 func (m Msg) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "body=%q", m.Body)
+	if m.Size != 0 {
+		fmt.Fprintf(&b, "body=<%d zero octets>", m.Size)
+	} else {
+		fmt.Fprintf(&b, "body=%q", m.Body)
+	}
 	if m.Expiration != "" {
 		fmt.Fprintf(&b, " expiration=%q", m.Expiration)
 	}
@@ -33,6 +40,9 @@ func (m Msg) String() string {
 
 func (ch *Ch) send(exchange, key string, m Msg) error {
 	p := amqp.Publishing{Body: []byte(m.Body), Expiration: m.Expiration, Headers: m.Headers}
+	if m.Size != 0 {
+		p.Body = make([]byte, m.Size)
+	}
 	if m.Persistent {
 		p.DeliveryMode = amqp.Persistent
 	}

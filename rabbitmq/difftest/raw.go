@@ -97,6 +97,15 @@ func (r *Raw) Send(ch uint16, frames ...any) {
 	}
 }
 
+// SendHeader writes the 7-octet header of a frame (§4.2.3) of type typ on
+// channel ch announcing a payload of size octets, and nothing after it, and
+// records it: the broker must judge the frame by its header alone.
+func (r *Raw) SendHeader(typ uint8, ch uint16, size uint32) {
+	r.s.tb.Helper()
+	r.write([]byte{typ, byte(ch >> 8), byte(ch), byte(size >> 24), byte(size >> 16), byte(size >> 8), byte(size)})
+	r.s.Note("raw send ch=%d: frame header type=%d size=%d", ch, typ, size)
+}
+
 // isHandshake reports whether m belongs to the handshake, which Raw does
 // not record.
 func isHandshake(m any) bool {

@@ -15,6 +15,7 @@ func rawScenarios() []Scenario {
 	return []Scenario{
 		{Name: "CrossingChannelCloseKeepsConnection", Run: crossingChannelCloseKeepsConnection},
 		{Name: "CloseAfterPublishToMissingExchange", Run: closeAfterPublishToMissingExchange},
+		{Name: "OversizedFrameClosesConnection", Run: oversizedFrameClosesConnection},
 		{Name: "RB12XDeathFieldOrderAfterSecondDeath", Rules: []string{"RB-12"}, Run: rb12XDeathFieldOrderAfterSecondDeath},
 		{Name: "RB12XDeathFieldOrderAfterThirdDeath", Rules: []string{"RB-12"}, Run: rb12XDeathFieldOrderAfterThirdDeath},
 		{Name: "RB12XDeathFieldOrderAfterRepeatDeath", Rules: []string{"RB-12"}, Run: rb12XDeathFieldOrderAfterRepeatDeath},
@@ -73,6 +74,23 @@ func closeAfterPublishToMissingExchange(s *S) {
 	other.Publish("", q, Msg{Body: "m2"})
 	other.Get(q)
 	s.Note("connection open: %t", !s.main.conn.IsClosed())
+}
+
+// oversizedFrameClosesConnection pins a frame over the negotiated
+// frame-max (131072), judged from its header: 501 FRAME_ERROR - type 3, all
+// octets = <<>>: {frame_too_large,2147483647,131064} (issue 16.8). The
+// limit counts the payload only: RabbitMQ tolerates the frame's 8 octets of
+// overhead, so 131073 is the first size refused.
+func oversizedFrameClosesConnection(s *S) {
+	r := s.Raw()
+	rawOpen(r, 1)
+	r.SendHeader(wire.FrameBody, 1, 0x7fffffff)
+	r.Recv(1)
+	r.Send(0, &wire.ConnectionCloseOk{})
+	r = s.Raw()
+	r.SendHeader(wire.FrameMethod, 0, 131073)
+	r.Recv(1)
+	r.Send(0, &wire.ConnectionCloseOk{})
 }
 
 // xDeathChain declares queues that expire into each other, the last into a

@@ -18,6 +18,7 @@ func refusalScenarios() []Scenario {
 		{Name: "PublishWrongUserIDRefused", Run: publishWrongUserIDRefused},
 		{Name: "QueueShortcutWithoutDeclare", Run: queueShortcutWithoutDeclare},
 		{Name: "RecoverWithoutRequeueRefused", Run: recoverWithoutRequeueRefused},
+		{Name: "PublishOverMaxMessageSizeRefused", Run: publishOverMaxMessageSizeRefused},
 	}
 }
 
@@ -108,4 +109,18 @@ func recoverWithoutRequeueRefused(s *S) {
 	ch := s.Ch()
 	ch.result("basic.recover requeue=true", ch.ch.Recover(true), "ok")
 	ch.result("basic.recover requeue=false", ch.ch.Recover(false), "ok")
+}
+
+// publishOverMaxMessageSizeRefused pins a message one octet over the
+// default max_message_size (128 MiB): 406 PRECONDITION_FAILED - message
+// size 134217729 is larger than configured max size 134217728, the real
+// size (issue 16.7). The connection and its other channels stay open.
+func publishOverMaxMessageSizeRefused(s *S) {
+	q := s.Queue("q")
+	other := s.Ch()
+	other.Queue(q, nil)
+	ch := s.Ch()
+	ch.Publish("", q, Msg{Size: 128<<20 + 1})
+	other.Publish("", q, Msg{Body: "m1"})
+	s.Count(q)
 }

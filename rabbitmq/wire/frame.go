@@ -116,8 +116,10 @@ func (r *Reader) ReadFrame() (Frame, error) {
 	}
 	total := uint64(size) + frameOverhead
 	if total > r.max || total > math.MaxInt {
-		return Frame{}, r.fatal(fmt.Sprintf("type %d, channel %d: frame of %d octets is over frame-max %d",
-			typ, channel, total, r.max-frameSizeFudge))
+		// RabbitMQ's words: the payload size announced and the largest
+		// payload frame-max leaves room for.
+		return Frame{}, r.fatal(fmt.Sprintf("type %d, all octets = <<>>: {frame_too_large,%d,%d}",
+			typ, size, r.max-frameSizeFudge-frameOverhead))
 	}
 	if err := r.fill(int(total)); err != nil {
 		return Frame{}, err

@@ -113,7 +113,7 @@ func TestReadFrameRejectsOversizedBeforeReading(t *testing.T) {
 	r := NewReader(io.MultiReader(bytes.NewReader(header), panicReader{t}))
 	r.SetMaxFrame(131072)
 	_, err := r.ReadFrame()
-	if !isCode(err, FrameError) || !strings.Contains(err.Error(), "over frame-max 131072") {
+	if !isCode(err, FrameError) || !strings.Contains(err.Error(), "{frame_too_large,1073741824,131064}") {
 		t.Fatalf("ReadFrame = %v, want FRAME_ERROR", err)
 	}
 	if len(r.buf) != readBufferSize {

@@ -48,9 +48,10 @@ type Frame struct {
 // Body does not alias it.
 //
 // A frame larger than maxSize, the max-frame-size we advertised (values
-// under [MinMaxFrameSize] count as that), fails with a *DecodeError before
-// its body is read or room is made for it. A malformed frame fails with a
-// *DecodeError; a short read fails with the reader's error (io.EOF when r
+// under [MinMaxFrameSize] count as that), fails with a *DecodeError whose
+// Framing is set before its body is read or room is made for it, as does a
+// header with a bad data offset or frame type. A malformed frame body fails
+// with a *DecodeError; a short read fails with the reader's error (io.EOF when r
 // ends between frames, io.ErrUnexpectedEOF inside one).
 func ReadFrame(r io.Reader, buf []byte, maxSize uint32) (Frame, []byte, error) {
 	if cap(buf) < frameHeaderSize {
@@ -109,13 +110,13 @@ func checkFrameHeader(hdr []byte, maxSize uint32) (uint32, error) {
 	doff := uint32(hdr[4]) * 4
 	switch {
 	case size > maxSize:
-		return 0, decodeErrorf("frame of %d bytes exceeds the max-frame-size %d", size, maxSize)
+		return 0, framingErrorf("frame of %d bytes exceeds the max-frame-size %d", size, maxSize)
 	case doff < frameHeaderSize:
-		return 0, decodeErrorf("frame data offset %d is below the minimum 2", hdr[4])
+		return 0, framingErrorf("frame data offset %d is below the minimum 2", hdr[4])
 	case doff > size:
-		return 0, decodeErrorf("frame data offset %d lies past the frame's %d bytes", doff, size)
+		return 0, framingErrorf("frame data offset %d lies past the frame's %d bytes", doff, size)
 	case FrameType(hdr[5]) != FrameAMQP && FrameType(hdr[5]) != FrameSASL:
-		return 0, decodeErrorf("unknown frame type %d", hdr[5])
+		return 0, framingErrorf("unknown frame type %d", hdr[5])
 	}
 	return size, nil
 }

@@ -148,6 +148,38 @@ func TestReadFrameErrors(t *testing.T) {
 	}
 }
 
+// issue 16.8: a frame header from which no frame can be formed (a size
+// over the max-frame-size, a bad data offset, an unknown type) is a
+// framing fault, which a server answers with amqp:connection:framing-error
+// (§2.7.1, §2.8.17); a malformed body is a decode error.
+func TestReadFrameHeaderFaultsAreFramingErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      []byte
+		framing bool
+	}{
+		{"TooLarge", hexBytes(0, 0, 2, 1, 2, 0, 0, 0), true},
+		{"Huge", hexBytes(0x7f, 0xff, 0xff, 0xff, 2, 0, 0, 0), true},
+		{"DataOffsetBelow2", hexBytes(0, 0, 0, 8, 1, 0, 0, 0), true},
+		{"DataOffsetPastFrame", hexBytes(0, 0, 0, 8, 3, 0, 0, 0), true},
+		{"UnknownType", hexBytes(0, 0, 0, 8, 2, 7, 0, 0), true},
+		{"BodyNotPerformative", hexBytes(0, 0, 0, 9, 2, 0, 0, 0, 0x40), false},
+		{"SASLBodyInAMQPFrame", hexBytes(0, 0, 0, 12, 2, 0, 0, 0, 0x00, 0x53, 0x44, 0x45), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := ReadFrame(bytes.NewReader(tt.in), nil, 512)
+			var de *DecodeError
+			if !errors.As(err, &de) {
+				t.Fatalf("ReadFrame error = %v, want a *DecodeError", err)
+			}
+			if de.Framing != tt.framing {
+				t.Fatalf("ReadFrame error %q: Framing = %t, want %t", de, de.Framing, tt.framing)
+			}
+		})
+	}
+}
+
 // TestReadFrameTooLargeDoesNotReadOrAllocate checks that an oversized frame
 // is refused from its header alone.
 func TestReadFrameTooLargeDoesNotReadOrAllocate(t *testing.T) {
