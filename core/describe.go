@@ -47,7 +47,7 @@ func (e *Engine) Describe(k EntityKey, it *Item) Description {
 	if fn == nil || ent == nil {
 		return Description{}
 	}
-	return fn(&en, it)
+	return e.callDescribe(fn, &en, it)
 }
 
 // DeadLetterScan is what DeadLetters found in an entity.
@@ -71,7 +71,7 @@ type DeadLetterScan struct {
 // all) with their descriptions. It counts as no use of the entity.
 func (e *Engine) DeadLetters(now time.Time, k EntityKey, max, scan int) (DeadLetterScan, error) {
 	e.lock(now)
-	defer e.unlock()
+	defer e.release()
 	ent, err := e.entityLocked(k)
 	if err != nil {
 		return DeadLetterScan{}, err
@@ -91,7 +91,7 @@ func (e *Engine) DeadLetters(now time.Time, k EntityKey, max, scan int) (DeadLet
 			break
 		}
 		out.Examined++
-		d := fn(&ent.Entity, &x.Item)
+		d := e.callDescribe(fn, &ent.Entity, &x.Item)
 		if d.DeadLetter == nil {
 			continue
 		}

@@ -190,7 +190,7 @@ func (e *Engine) expireDue(x *item, now time.Time) {
 	// The hook that takes a dead letter may reuse x: read it first.
 	protocol, due := x.ent.Protocol, x.DueAt
 	a := e.expire(x, now, "")
-	e.cfg.ObserveLag(protocol, a, now.Sub(due))
+	e.observeLag(protocol, a, now.Sub(due))
 }
 
 // expire applies an item's expiry: dead-letter or drop, with an event
@@ -234,8 +234,12 @@ func (e *Engine) handOver(fn DeadLetterFunc, ent *entity, x *item, why DeadLette
 		// Nothing refers to x any more: the item the hook enqueues reuses it.
 		e.spare = x
 	}
-	fn(&e.tx, &ent.Entity, cp, why)
+	v := e.runDeadLetter(fn, ent, cp, why)
 	e.tx, e.spare = saved, savedSpare
+	if v != nil {
+		ent.stats.DeadLettered--
+		e.keepDeadLetter(ent, cp, why, v)
+	}
 }
 
 // lockRanOut returns an item whose lock ran out to its entity (SB-7).
@@ -244,8 +248,8 @@ func (e *Engine) lockRanOut(x *item, now time.Time) {
 	e.events.record(Event{Time: now, Due: x.LockedUntil, Protocol: ent.Protocol, Entity: ent.Name,
 		Item: x.Seq, ItemKey: x.Key, Rule: ent.Policy.Rules.LockLost, Action: ActionLockLost},
 		explanation{kind: explainLockLost})
-	if f := e.cfg.ObserveLag; f != nil {
-		f(ent.Protocol, ActionLockLost, now.Sub(x.LockedUntil))
+	if e.cfg.ObserveLag != nil {
+		e.observeLag(ent.Protocol, ActionLockLost, now.Sub(x.LockedUntil))
 	}
 	e.unlockItem(x, now)
 }
@@ -289,8 +293,8 @@ func (e *Engine) deleteIdle(ent *entity, now time.Time) {
 	e.events.record(Event{Time: now, Due: due, Protocol: ent.Protocol,
 		Entity: ent.Name, Rule: ent.Policy.Rules.Idle, Action: ActionDeletedIdle},
 		explanation{kind: explainIdle, eff: ent.Policy.IdleTTL, at: ent.lastUsed})
-	if f := e.cfg.ObserveLag; f != nil {
-		f(ent.Protocol, ActionDeletedIdle, now.Sub(due))
+	if e.cfg.ObserveLag != nil {
+		e.observeLag(ent.Protocol, ActionDeletedIdle, now.Sub(due))
 	}
 	e.deleteEntity(ent)
 	e.deleted = append(e.deleted, ent.Entity)

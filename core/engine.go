@@ -78,6 +78,12 @@ type Config struct {
 	// not reported. It is called for every change, inside the engine's
 	// lock: it must be quick and must not call the Engine.
 	ObserveLag func(protocol string, action Action, lag time.Duration)
+	// OnPanic, if set, is told of every panic the engine recovers, once,
+	// with its stack: a hook's, which the engine contains and goes on
+	// after, and one of the engine's own code, after which the engine
+	// releases its lock and the panic goes on to the caller (guard.go).
+	// It may run inside the engine's lock: it must not call the Engine.
+	OnPanic func(HookPanic)
 }
 
 // ProtocolHooks is what a protocol front-end tells the engine about its
@@ -154,6 +160,13 @@ func (e *Engine) Register(protocol string, h ProtocolHooks) {
 // lock takes the engine's lock and applies everything due up to now.
 func (e *Engine) lock(now time.Time) {
 	e.mu.Lock()
+	e.catchUp(now)
+}
+
+// catchUp, with the lock held, moves the engine's time to now and applies
+// everything due up to it.
+func (e *Engine) catchUp(now time.Time) {
+	defer e.guard()
 	if now.After(e.now) {
 		e.now = now
 	}
@@ -163,17 +176,7 @@ func (e *Engine) lock(now time.Time) {
 // unlock hands the call's changes to the store, releases the lock and runs
 // the hooks. It returns the Commit of the changes (nil when none).
 func (e *Engine) unlock() *Commit {
-	// What the call made due now (a TTL of 0, an item returned from its lock
-	// after its expiry) is applied before anyone else looks.
-	e.runDue(e.now)
-	var c *Commit
-	if len(e.ops) > 0 {
-		if e.cfg.Store != nil {
-			c = e.cfg.Store.Append(e.ops)
-			e.lastCommit = c
-		}
-		e.ops = nil
-	}
+	c := e.flush()
 	// One entity to notify is the common case: copy it out and keep the
 	// slice, rather than allocate a new one for every call.
 	var one [1]EntityKey
@@ -198,28 +201,47 @@ func (e *Engine) unlock() *Commit {
 	protos := e.protos
 	e.mu.Unlock()
 
+	// Each hook's panic is contained (guard.go): what follows never
+	// panics, so a method's guard never sees the lock released.
 	if wake && e.cfg.Wake != nil {
-		e.cfg.Wake()
+		e.callWake(e.cfg.Wake)
 	}
 	for _, k := range notify {
 		if h := protos[k.Protocol].Available; h != nil {
-			h(k)
+			e.callAvailable(h, k)
 		}
 	}
 	for _, n := range notifySess {
 		if h := protos[n.k.Protocol].SessionAvailable; h != nil {
-			h(n.k, n.group)
+			e.callSessionAvailable(h, n)
 		}
 	}
 	for _, l := range lostSess {
 		if h := protos[l.k.Protocol].SessionLost; h != nil {
-			h(l.k, l.group, l.holder)
+			e.callSessionLost(h, l)
 		}
 	}
 	for _, ent := range deleted {
 		if h := protos[ent.Protocol].Deleted; h != nil {
-			h(ent)
+			e.callDeleted(h, ent)
 		}
+	}
+	return c
+}
+
+// flush applies what the call made due now (a TTL of 0, an item returned
+// from its lock after its expiry) before anyone else looks, and hands the
+// call's changes to the store.
+func (e *Engine) flush() *Commit {
+	defer e.guard()
+	e.runDue(e.now)
+	var c *Commit
+	if len(e.ops) > 0 {
+		if e.cfg.Store != nil {
+			c = e.cfg.Store.Append(e.ops)
+			e.lastCommit = c
+		}
+		e.ops = nil
 	}
 	return c
 }
@@ -231,10 +253,7 @@ func (e *Engine) unlock() *Commit {
 func (e *Engine) Advance(now time.Time) (int, *Commit) {
 	e.mu.Lock()
 	before := e.events.next
-	if now.After(e.now) {
-		e.now = now
-	}
-	e.runDue(e.now)
+	e.catchUp(now)
 	n := int(e.events.next - before)
 	if c := e.unlock(); c != nil {
 		return n, c
@@ -274,6 +293,7 @@ func (e *Engine) Recover(ctx context.Context, now time.Time) error {
 		return nil
 	}
 	e.mu.Lock()
+	defer e.guard()
 	var cur *entity
 	err := e.cfg.Store.Load(ctx, func(en Entity) error {
 		ent := newEntity(en)
@@ -321,7 +341,7 @@ func (e *Engine) Recover(ctx context.Context, now time.Time) error {
 		for _, ent := range e.sortedEntities(protocol) {
 			ents = append(ents, ent.Entity)
 		}
-		h.Recovered(ents)
+		e.callRecovered(h.Recovered, protocol, ents)
 	}
 	e.runDue(e.now)
 	e.unlock()
@@ -331,6 +351,7 @@ func (e *Engine) Recover(ctx context.Context, now time.Time) error {
 // Reset drops every entity and item of every protocol.
 func (e *Engine) Reset(now time.Time) *Commit {
 	e.lock(now)
+	defer e.guard()
 	for _, ent := range e.entities {
 		e.dropEntity(ent)
 	}

@@ -35,6 +35,7 @@ func (e *Engine) Create(now time.Time, en Entity) (Entity, *Commit, error) {
 		return Entity{}, nil, Errorf(EINVALID, "an entity needs a protocol and a name")
 	}
 	e.lock(now)
+	defer e.guard()
 	if e.entities[en.EntityKey] != nil {
 		e.unlock()
 		return Entity{}, nil, Errorf(ECONFLICT, "%s %q already exists", kindOrEntity(en.Kind), en.Name)
@@ -59,6 +60,7 @@ func (e *Engine) Update(now time.Time, k EntityKey, fn func(*Entity) error) (Ent
 	if err != nil {
 		return Entity{}, nil, err
 	}
+	defer e.guard()
 	cp := ent.Entity
 	if err := fn(&cp); err != nil {
 		e.unlock()
@@ -121,6 +123,7 @@ func (e *Engine) Delete(now time.Time, k EntityKey) (*Commit, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer e.guard()
 	e.deleteEntity(ent)
 	return e.unlock(), nil
 }
@@ -139,7 +142,7 @@ func (e *Engine) Entity(k EntityKey) (Entity, bool) {
 // Info returns entity k with its figures.
 func (e *Engine) Info(now time.Time, k EntityKey) (EntityInfo, error) {
 	e.lock(now)
-	defer e.unlock()
+	defer e.release()
 	ent, err := e.entityLocked(k)
 	if err != nil {
 		return EntityInfo{}, err
@@ -151,7 +154,7 @@ func (e *Engine) Info(now time.Time, k EntityKey) (EntityInfo, error) {
 // ordered by protocol and name.
 func (e *Engine) Entities(now time.Time, protocol string) []EntityInfo {
 	e.lock(now)
-	defer e.unlock()
+	defer e.release()
 	ents := e.sortedEntities(protocol)
 	out := make([]EntityInfo, len(ents))
 	for i, ent := range ents {
@@ -207,7 +210,7 @@ func (e *Engine) info(ent *entity) EntityInfo {
 // themselves.
 func (e *Engine) Touch(now time.Time, k EntityKey, u Use) error {
 	e.lock(now)
-	defer e.unlock()
+	defer e.release()
 	ent, err := e.entityLocked(k)
 	if err != nil {
 		return err
@@ -221,7 +224,7 @@ func (e *Engine) Touch(now time.Time, k EntityKey, u Use) error {
 // count is above zero and restarts from now when it drops to zero (RB-8).
 func (e *Engine) Consumers(now time.Time, k EntityKey, delta int) (int, error) {
 	e.lock(now)
-	defer e.unlock()
+	defer e.release()
 	ent, err := e.entityLocked(k)
 	if err != nil {
 		return 0, err

@@ -13,6 +13,7 @@ func (e *Engine) Enqueue(now time.Time, k EntityKey, it Item) (Item, *Commit, er
 	if err != nil {
 		return Item{}, nil, err
 	}
+	defer e.guard()
 	out, err := e.enqueueLocked(ent, it)
 	if err != nil {
 		e.unlock()
@@ -84,7 +85,7 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 // with sessions is EPRECONDITION: ReceiveSession serves it.
 func (e *Engine) Receive(now time.Time, k EntityKey, lockUntil time.Time) (it Item, found bool, err error) {
 	e.lock(now)
-	defer e.unlock()
+	defer e.release()
 	ent, err := e.entityLocked(k)
 	if err != nil {
 		return Item{}, false, err
@@ -112,6 +113,7 @@ func (e *Engine) Take(now time.Time, k EntityKey) (it Item, found bool, c *Commi
 	if err != nil {
 		return Item{}, false, nil, err
 	}
+	defer e.guard()
 	if ent.Policy.Sessions {
 		e.unlock()
 		return Item{}, false, nil, errNeedsSession(ent)
@@ -189,6 +191,7 @@ func (e *Engine) lockedItem(k EntityKey, seq uint64) (*item, error) {
 // if its expiry passed while it was locked (SB-7).
 func (e *Engine) Complete(now time.Time, k EntityKey, seq uint64) (*Commit, error) {
 	e.lock(now)
+	defer e.guard()
 	x, err := e.lockedItem(k, seq)
 	if err != nil {
 		e.unlock()
@@ -203,7 +206,7 @@ func (e *Engine) Complete(now time.Time, k EntityKey, seq uint64) (*Commit, erro
 // once (SB-7), at the head for head-only entities (RB-7).
 func (e *Engine) Release(now time.Time, k EntityKey, seq uint64) error {
 	e.lock(now)
-	defer e.unlock()
+	defer e.release()
 	x, err := e.lockedItem(k, seq)
 	if err != nil {
 		return err
@@ -216,7 +219,7 @@ func (e *Engine) Release(now time.Time, k EntityKey, seq uint64) error {
 // has its session's lock: EPRECONDITION, RenewLockHeld renews that.
 func (e *Engine) RenewLock(now time.Time, k EntityKey, seq uint64, until time.Time) (Item, error) {
 	e.lock(now)
-	defer e.unlock()
+	defer e.release()
 	x, err := e.lockedItem(k, seq)
 	if err != nil {
 		return Item{}, err
@@ -235,6 +238,7 @@ func (e *Engine) RenewLock(now time.Time, k EntityKey, seq uint64, until time.Ti
 // reachable by TakeDeferred (SB-9).
 func (e *Engine) Defer(now time.Time, k EntityKey, seq uint64) (*Commit, error) {
 	e.lock(now)
+	defer e.guard()
 	x, err := e.lockedItem(k, seq)
 	if err != nil {
 		e.unlock()
@@ -261,6 +265,7 @@ func (e *Engine) TakeDeferred(now time.Time, k EntityKey, seq uint64, lockUntil 
 	if err != nil {
 		return Item{}, false, nil, err
 	}
+	defer e.guard()
 	if ent.Policy.Sessions {
 		e.unlock()
 		return Item{}, false, nil, errNeedsSession(ent)
@@ -303,6 +308,7 @@ func (e *Engine) DeadLetter(now time.Time, k EntityKey, seq uint64, why DeadLett
 	if err != nil {
 		return nil, err
 	}
+	defer e.guard()
 	e.deadLetter(x, why)
 	return e.unlock(), nil
 }
@@ -329,6 +335,7 @@ func (e *Engine) Remove(now time.Time, k EntityKey, seq uint64) (*Commit, error)
 	if err != nil {
 		return nil, err
 	}
+	defer e.guard()
 	ent := x.ent
 	if x.State == Scheduled {
 		e.touch(ent, UseSchedule)
@@ -341,7 +348,7 @@ func (e *Engine) Remove(now time.Time, k EntityKey, seq uint64) (*Commit, error)
 // on, in every state, without locking them (browse).
 func (e *Engine) Peek(now time.Time, k EntityKey, from uint64, max int) ([]Item, error) {
 	e.lock(now)
-	defer e.unlock()
+	defer e.release()
 	ent, err := e.entityLocked(k)
 	if err != nil {
 		return nil, err
@@ -360,7 +367,7 @@ func (e *Engine) Peek(now time.Time, k EntityKey, from uint64, max int) ([]Item,
 // expired (CO-6).
 func (e *Engine) Get(now time.Time, k EntityKey, key string) (Item, bool, error) {
 	e.lock(now)
-	defer e.unlock()
+	defer e.release()
 	ent, err := e.entityLocked(k)
 	if err != nil {
 		return Item{}, false, err
@@ -383,6 +390,7 @@ func (e *Engine) Put(now time.Time, k EntityKey, it Item) (Item, *Commit, error)
 	if err != nil {
 		return Item{}, nil, err
 	}
+	defer e.guard()
 	if old := ent.keys[it.Key]; old != nil {
 		e.removeItem(old)
 	}
@@ -410,6 +418,7 @@ func (e *Engine) Write(now time.Time, k EntityKey, remove []string, put []Item) 
 	if err != nil {
 		return nil, nil, err
 	}
+	defer e.guard()
 	for _, key := range remove {
 		if x := ent.keys[key]; x != nil {
 			e.removeItem(x)
@@ -442,6 +451,7 @@ func (e *Engine) RemoveKey(now time.Time, k EntityKey, key string) (*Commit, err
 	if err != nil {
 		return nil, err
 	}
+	defer e.guard()
 	x := ent.keys[key]
 	if x == nil {
 		e.unlock()
@@ -456,7 +466,7 @@ func (e *Engine) RemoveKey(now time.Time, k EntityKey, key string) (*Commit, err
 // be quick and must not call the engine.
 func (e *Engine) Scan(now time.Time, k EntityKey, from uint64, fn func(*Item) bool) error {
 	e.lock(now)
-	defer e.unlock()
+	defer e.release()
 	ent, err := e.entityLocked(k)
 	if err != nil {
 		return err
@@ -474,7 +484,7 @@ func (e *Engine) Scan(now time.Time, k EntityKey, from uint64, fn func(*Item) bo
 // fn runs inside the engine's lock, as for Scan.
 func (e *Engine) ScanGroup(now time.Time, k EntityKey, group string, fn func(*Item) bool) error {
 	e.lock(now)
-	defer e.unlock()
+	defer e.release()
 	ent, err := e.entityLocked(k)
 	if err != nil {
 		return err
@@ -495,7 +505,7 @@ func (e *Engine) ScanGroup(now time.Time, k EntityKey, group string, fn func(*It
 // with the reason its expiry is what it is.
 func (e *Engine) Items(now time.Time, k EntityKey, limit int) ([]Item, error) {
 	e.lock(now)
-	defer e.unlock()
+	defer e.release()
 	ent, err := e.entityLocked(k)
 	if err != nil {
 		return nil, err

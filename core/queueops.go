@@ -14,6 +14,7 @@ func (e *Engine) Counts(now time.Time, k EntityKey) (Counts, int, error) {
 	if err != nil {
 		return Counts{}, 0, err
 	}
+	defer e.guard()
 	c := ent.ownCounts()
 	n := ent.consumers
 	e.unlock()
@@ -31,6 +32,7 @@ func (e *Engine) Purge(now time.Time, k EntityKey) (int, *Commit, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	defer e.guard()
 	n := 0
 	for x := e.takeReady(ent); x != nil; x = e.takeReady(ent) {
 		e.removeItem(x)
@@ -62,6 +64,7 @@ func (e *Engine) PurgeAll(now time.Time, k EntityKey) (int, *Commit, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	defer e.guard()
 	// Removing tombstones the entity's list as it goes: collect first.
 	xs := make([]*item, 0, ent.all.length())
 	for i, n := 0, ent.all.length(); i < n; i++ {
@@ -85,6 +88,7 @@ func (e *Engine) DropHead(now time.Time, k EntityKey, maxCount int, maxBytes int
 	if err != nil {
 		return 0, nil, err
 	}
+	defer e.guard()
 	n := 0
 	for (maxCount >= 0 && ent.counts[Active] > maxCount) || (maxBytes >= 0 && ent.bytes[Active] > maxBytes) {
 		x := e.takeReady(ent)
@@ -128,6 +132,7 @@ func (e *Engine) EnqueueHanded(now time.Time, k EntityKey, it Item, h Handoff) (
 	if err != nil {
 		return Item{}, false, nil, err
 	}
+	defer e.guard()
 	if ent.Policy.Sessions || ent.ready.front(readyLive) != nil || it.State != Active || it.Key != "" {
 		out, err = e.enqueueLocked(ent, it)
 		if err != nil {
@@ -167,6 +172,7 @@ func (e *Engine) DeadLetterRefused(now time.Time, k EntityKey, it Item, why Dead
 	if err != nil {
 		return nil, err
 	}
+	defer e.guard()
 	x := &item{Item: it}
 	x.ent = ent
 	x.EnqueuedAt, x.ModifiedAt = e.now, e.now
@@ -186,7 +192,7 @@ func (e *Engine) DeadLetterRefused(now time.Time, k EntityKey, it Item, why Dead
 // message), so it must not bring the item closer to a delivery limit.
 func (e *Engine) Unlock(now time.Time, k EntityKey, seq uint64) error {
 	e.lock(now)
-	defer e.unlock()
+	defer e.release()
 	x, err := e.lockedItem(k, seq)
 	if err != nil {
 		return err
@@ -206,6 +212,7 @@ func (e *Engine) SetMeta(now time.Time, k EntityKey, seq uint64, meta []byte) (*
 	if err != nil {
 		return nil, err
 	}
+	defer e.guard()
 	x.Meta = meta
 	x.ModifiedAt = e.now
 	e.putOp(x.ent, x)

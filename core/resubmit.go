@@ -18,6 +18,7 @@ func (e *Engine) Resubmit(now time.Time, k EntityKey, seq uint64) (EntityKey, *C
 	if err != nil {
 		return EntityKey{}, nil, err
 	}
+	defer e.guard()
 	to, err := e.resubmitLocked(x)
 	if err != nil {
 		e.unlock()
@@ -36,6 +37,7 @@ func (e *Engine) ResubmitAll(now time.Time, k EntityKey) (int, *Commit, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	defer e.guard()
 	if e.protos[k.Protocol].Resubmit == nil {
 		e.unlock()
 		return 0, nil, errNoResubmit(k.Protocol)
@@ -80,7 +82,7 @@ func (e *Engine) resubmitLocked(x *item) (EntityKey, error) {
 	if x.State == Locked {
 		return EntityKey{}, Errorf(EPRECONDITION, "item %d of %q is locked by a receiver: resubmit it once it is settled or its lock is released", x.Seq, ent.Name)
 	}
-	to, out, err := fn(&ent.Entity, x.Item)
+	to, out, err := e.callResubmit(fn, ent, x.Item)
 	if err != nil {
 		return EntityKey{}, err
 	}

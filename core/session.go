@@ -50,7 +50,7 @@ func (e *Engine) AcceptSession(now time.Time, k EntityKey, group, holder string,
 	if err != nil {
 		return SessionInfo{}, err
 	}
-	defer e.unlock()
+	defer e.release()
 	if holder == "" {
 		return SessionInfo{}, Errorf(EINVALID, "a session needs a holder")
 	}
@@ -78,7 +78,7 @@ func (e *Engine) RenewSession(now time.Time, k EntityKey, group, holder string, 
 	if err != nil {
 		return SessionInfo{}, err
 	}
-	defer e.unlock()
+	defer e.release()
 	e.lockSession(s, holder, until)
 	return s.info(), nil
 }
@@ -96,7 +96,7 @@ func (e *Engine) ReleaseSession(now time.Time, k EntityKey, group, holder string
 	if err != nil {
 		return err
 	}
-	defer e.unlock()
+	defer e.release()
 	if s := ent.sessions[group]; s != nil && holder != "" && s.holder == holder {
 		e.freeSession(s, false, e.now)
 	}
@@ -113,7 +113,7 @@ func (e *Engine) ReceiveSession(now time.Time, k EntityKey, group, holder string
 	if err != nil {
 		return Item{}, false, err
 	}
-	defer e.unlock()
+	defer e.release()
 	e.touch(ent, UseReceive)
 	x := e.takeSessionReady(s)
 	if x == nil {
@@ -130,6 +130,7 @@ func (e *Engine) TakeSession(now time.Time, k EntityKey, group, holder string) (
 	if err != nil {
 		return Item{}, false, nil, err
 	}
+	defer e.guard()
 	e.touch(ent, UseReceive)
 	x := e.takeSessionReady(s)
 	if x == nil {
@@ -151,6 +152,7 @@ func (e *Engine) TakeDeferredSession(now time.Time, k EntityKey, group, holder s
 	if err != nil {
 		return Item{}, false, nil, err
 	}
+	defer e.guard()
 	x := e.deferredToTake(ent, seq, group)
 	if x == nil {
 		return Item{}, false, e.unlock(), nil
@@ -167,7 +169,7 @@ func (e *Engine) PeekSession(now time.Time, k EntityKey, group string, from uint
 	if err != nil {
 		return nil, err
 	}
-	defer e.unlock()
+	defer e.release()
 	e.touch(ent, UseBrowse)
 	g := ent.groupQueue(group)
 	if g == nil {
@@ -191,7 +193,7 @@ func (e *Engine) GetSessionState(now time.Time, k EntityKey, group, holder strin
 	if err != nil {
 		return nil, err
 	}
-	defer e.unlock()
+	defer e.release()
 	if !s.hasState {
 		return nil, nil
 	}
@@ -210,6 +212,7 @@ func (e *Engine) SetSessionState(now time.Time, k EntityKey, group, holder strin
 	if err != nil {
 		return nil, err
 	}
+	defer e.guard()
 	s.state, s.hasState = state, state != nil
 	if ent.Durable {
 		if state != nil {
@@ -229,7 +232,7 @@ func (e *Engine) Sessions(now time.Time, k EntityKey) ([]SessionInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer e.unlock()
+	defer e.release()
 	out := make([]SessionInfo, 0, len(ent.sessions))
 	for _, s := range ent.sessions {
 		out = append(out, s.info())

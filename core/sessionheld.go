@@ -16,6 +16,7 @@ func (e *Engine) CompleteHeld(now time.Time, k EntityKey, group, holder string, 
 	if err != nil {
 		return nil, err
 	}
+	defer e.guard()
 	e.removeItem(x)
 	return e.unlock(), nil
 }
@@ -27,7 +28,7 @@ func (e *Engine) ReleaseHeld(now time.Time, k EntityKey, group, holder string, s
 	if err != nil {
 		return err
 	}
-	defer e.unlock()
+	defer e.release()
 	e.unlockItem(x, e.now)
 	return nil
 }
@@ -39,7 +40,7 @@ func (e *Engine) UnlockHeld(now time.Time, k EntityKey, group, holder string, se
 	if err != nil {
 		return err
 	}
-	defer e.unlock()
+	defer e.release()
 	if x.DeliveryCount > 0 {
 		x.DeliveryCount--
 	}
@@ -54,6 +55,7 @@ func (e *Engine) DeferHeld(now time.Time, k EntityKey, group, holder string, seq
 	if err != nil {
 		return nil, err
 	}
+	defer e.guard()
 	e.deferItem(x)
 	return e.unlock(), nil
 }
@@ -65,6 +67,7 @@ func (e *Engine) DeadLetterHeld(now time.Time, k EntityKey, group, holder string
 	if err != nil {
 		return nil, err
 	}
+	defer e.guard()
 	e.deadLetter(x, why)
 	return e.unlock(), nil
 }
@@ -78,7 +81,7 @@ func (e *Engine) RenewLockHeld(now time.Time, k EntityKey, group, holder string,
 	if err != nil {
 		return Item{}, err
 	}
-	defer e.unlock()
+	defer e.release()
 	e.lockSession(itemSession(x), holder, until)
 	return x.Item, nil
 }
@@ -91,6 +94,7 @@ func (e *Engine) SetMetaHeld(now time.Time, k EntityKey, group, holder string, s
 	if err != nil {
 		return nil, err
 	}
+	defer e.guard()
 	x.Meta = meta
 	x.ModifiedAt = e.now
 	e.putOp(x.ent, x)

@@ -279,8 +279,8 @@ func (e *Engine) sessionLockRanOut(s *session, now time.Time) {
 		e.events.record(Event{Time: now, Due: due, Protocol: ent.Protocol, Entity: ent.Name, Session: s.id,
 			Item: x.Seq, ItemKey: x.Key, Rule: rule, Action: ActionLockLost}, explanation{kind: explainSessionItemLockLost})
 	}
-	if f := e.cfg.ObserveLag; f != nil {
-		f(ent.Protocol, ActionLockLost, now.Sub(due))
+	if e.cfg.ObserveLag != nil {
+		e.observeLag(ent.Protocol, ActionLockLost, now.Sub(due))
 	}
 	e.lostSess = append(e.lostSess, sessionLoss{k: ent.EntityKey, group: s.id, holder: s.holder})
 	e.freeSession(s, true, now)

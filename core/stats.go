@@ -40,7 +40,7 @@ type EntityStats struct {
 // unlike Entities it does not walk their items for the next due time.
 func (e *Engine) Stats(now time.Time) []EntityStats {
 	e.lock(now)
-	defer e.unlock()
+	defer e.release()
 	ents := e.sortedEntities("")
 	out := make([]EntityStats, len(ents))
 	for i, ent := range ents {

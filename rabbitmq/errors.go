@@ -1,6 +1,7 @@
 package rabbitmq
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/lapse-emulator/lapse/core"
@@ -35,11 +36,14 @@ func connectionError(code uint16, format string, args ...any) *amqpError {
 
 // fromCore maps an engine error to the reply RabbitMQ gives: one table for
 // the protocol (STYLE.md rule 5). Adapter errors carry RabbitMQ's own text.
+// An *amqpError, wrapped or not, is that reply: callers turn any error
+// into a reply with it rather than assert its type (issue 16.3).
 func fromCore(err error) *amqpError {
 	if err == nil {
 		return nil
 	}
-	if e, ok := err.(*amqpError); ok {
+	var e *amqpError
+	if errors.As(err, &e) {
 		return e
 	}
 	msg := core.ErrorMessage(err)

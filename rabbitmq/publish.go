@@ -143,7 +143,7 @@ func (ch *channel) finishPublish() error {
 			props.UserID, ch.c.user.Name))
 	}
 	if err := ch.c.permitted(write, "exchange", m.exchange); err != nil {
-		return fail(err.(*amqpError))
+		return fail(fromCore(err))
 	}
 	if ch.tx != nil {
 		if err := ch.c.s.checkPublish(ch.c.vhost, m.exchange); err != nil {
@@ -160,7 +160,7 @@ func (ch *channel) finishPublish() error {
 	}
 	res, err := ch.c.s.publish(ch.c.vhost, m)
 	if err != nil {
-		return fail(err.(*amqpError))
+		return fail(fromCore(err))
 	}
 	if res.routed == 0 && m.mandatory {
 		ch.basicReturn(m, wire.NoRoute, "NO_ROUTE")

@@ -180,7 +180,7 @@ func (s *Server) queueDelete(c *conn, vh, name string, ifUnused, ifEmpty bool) (
 	defer s.topoMu.Unlock()
 	q, err := s.lookupQueue(c, vh, name)
 	if err != nil {
-		if e, ok := err.(*amqpError); ok && e.code == wire.NotFound {
+		if fromCore(err).code == wire.NotFound {
 			return 0, nil
 		}
 		return 0, err
@@ -293,7 +293,7 @@ func (s *Server) bind(c *conn, vh, source, dest string, toExchange bool, key str
 	} else {
 		var err error
 		if q, err = s.lookupQueue(c, vh, dest); err != nil {
-			if unbind && err.(*amqpError).code == wire.NotFound {
+			if unbind && fromCore(err).code == wire.NotFound {
 				return nil
 			}
 			return err

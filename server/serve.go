@@ -92,7 +92,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	}
 	m.runner = newRunner(m.Clock)
 	reg, metrics := newMetrics()
-	m.Engine = core.NewEngine(core.Config{Store: m.store, Wake: m.runner.Wake, ObserveLag: metrics.ObserveLag})
+	m.Engine = core.NewEngine(core.Config{Store: m.store, Wake: m.runner.Wake, ObserveLag: metrics.ObserveLag,
+		OnPanic: func(p core.HookPanic) { logPanic(log, p) }})
 	m.Clock.OnChange(m.runner.Wake)
 	m.Rabbit = rabbitmq.New(rabbitmq.Config{Engine: m.Engine, Now: m.Clock.Now,
 		Logger: log.With("listener", "amqp"), Version: m.Version})
@@ -268,4 +269,23 @@ func (m *Main) loadDefinitions() error {
 	return loadConfigFile("rabbitmq-definitions", m.Config.RabbitMQDefinitions, false, func(b []byte) error {
 		return m.Rabbit.LoadDefinitions(bytes.NewReader(b))
 	})
+}
+
+// logPanic logs a panic the engine recovered (issue 16.1), once, with its
+// stack: a hook's, after which every protocol goes on serving, or one of
+// the engine's own code, which goes on to the caller with the engine's
+// lock released.
+func logPanic(log *slog.Logger, p core.HookPanic) {
+	msg := "panic in the " + p.Hook + " hook, contained: lapse goes on"
+	if p.Hook == "Engine" {
+		msg = "panic in the engine, its lock released"
+	}
+	args := []any{"panic", fmt.Sprint(p.Value), "stack", string(p.Stack)}
+	if p.Entity.Name != "" {
+		args = append(args, "protocol", p.Entity.Protocol, "entity", p.Entity.Name)
+	}
+	if p.Item != 0 {
+		args = append(args, "item", p.Item)
+	}
+	log.Error(msg, args...)
 }
