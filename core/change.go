@@ -28,6 +28,7 @@ func (e *Engine) Change(now time.Time, k EntityKey, fn ChangeFunc) ([]Item, *Com
 	if err != nil {
 		return nil, nil, err
 	}
+	defer e.guard()
 	remove, put, err := e.decide(ent, fn)
 	if err != nil {
 		e.unlock()
@@ -60,9 +61,8 @@ func (e *Engine) Change(now time.Time, k EntityKey, fn ChangeFunc) ([]Item, *Com
 }
 
 // decide runs fn on entity ent, with the engine's lock held, and checks
-// what it returns. Nothing has changed yet: if fn panics, the lock is
-// released before the panic goes on, so that it cannot leave the engine
-// locked.
+// what it returns. Nothing has changed yet: if fn panics, Change's guard
+// releases the lock and the panic goes on as a *LockReleased.
 func (e *Engine) decide(ent *entity, fn ChangeFunc) (remove []string, put []Item, err error) {
 	read := func(key string) (Item, bool) {
 		if x := ent.keys[key]; x != nil {
@@ -70,14 +70,7 @@ func (e *Engine) decide(ent *entity, fn ChangeFunc) (remove []string, put []Item
 		}
 		return Item{}, false
 	}
-	done := false
-	defer func() {
-		if !done {
-			e.unlock()
-		}
-	}()
 	remove, put, err = fn(read)
-	done = true
 	if err != nil {
 		return nil, nil, err
 	}
