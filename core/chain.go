@@ -42,12 +42,14 @@ func (q *chainQueue) pushBack(c chainEntry) {
 // front returns the first live entry, dropping the tombstones before it,
 // or nil.
 func (q *chainQueue) front() *chainEntry {
-	for q.head < len(q.buf) {
-		c := &q.buf[q.head]
-		if c.live() {
-			return c
+	for head := q.head; q.head < len(q.buf); {
+		if q.buf[q.head].live() {
+			if q.head > head {
+				q.fit()
+			}
+			return &q.buf[q.head]
 		}
-		*c = chainEntry{}
+		q.buf[q.head] = chainEntry{}
 		q.head++
 		q.dead--
 	}
@@ -61,14 +63,30 @@ func (q *chainQueue) popFront() {
 	q.head++
 	if q.head == len(q.buf) {
 		q.reset()
+		return
 	}
+	q.fit()
 }
 
+// reset empties the queue, and gives its room back when it has more than
+// keepRoom.
 func (q *chainQueue) reset() {
+	if cap(q.buf) > keepRoom {
+		q.buf = nil
+	}
 	clear(q.buf)
 	q.buf = q.buf[:0]
 	q.head = 0
 	q.dead = 0
+}
+
+// fit gives the queue's room back when it holds less than a quarter of it.
+// It moves the entries: a *chainEntry from front is stale after it.
+func (q *chainQueue) fit() {
+	if tooRoomy(q.length(), cap(q.buf)) {
+		q.buf = refit(q.buf, q.head)
+		q.head = 0
+	}
 }
 
 // tombstone records that one entry is no longer live, and compacts the
@@ -89,6 +107,7 @@ func (q *chainQueue) tombstone() {
 		q.buf = out
 		q.head = 0
 		q.dead = 0
+		q.fit()
 	}
 }
 

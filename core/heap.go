@@ -83,6 +83,11 @@ func (h *timerHeap) remove(t *timer) {
 			h.up(i)
 		}
 	}
+	// A heap that held a burst gives its room back as it drains
+	// (issue 16.5); entries keep their indexes.
+	if tooRoomy(len(*h), cap(*h)) {
+		*h = refit(*h, 0)
+	}
 }
 
 // set puts t in the heap at time at, moving it if it is there already.

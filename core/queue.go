@@ -58,9 +58,12 @@ func (q *seqQueue) insert(it *item) {
 // front returns the first entry for which live is true, dropping the
 // tombstones before it.
 func (q *seqQueue) front(live func(*item) bool) *item {
-	for q.head < len(q.buf) {
+	for head := q.head; q.head < len(q.buf); {
 		it := q.buf[q.head]
 		if live(it) {
+			if q.head > head {
+				q.fit()
+			}
 			return it
 		}
 		q.buf[q.head] = nil
@@ -77,13 +80,28 @@ func (q *seqQueue) popFront() {
 	q.head++
 	if q.head == len(q.buf) {
 		q.reset()
+		return
 	}
+	q.fit()
 }
 
+// reset empties the queue, and gives its room back when it has more than
+// keepRoom.
 func (q *seqQueue) reset() {
+	if cap(q.buf) > keepRoom {
+		q.buf = nil
+	}
 	q.buf = q.buf[:0]
 	q.head = 0
 	q.dead = 0
+}
+
+// fit gives the queue's room back when it holds less than a quarter of it.
+func (q *seqQueue) fit() {
+	if tooRoomy(q.length(), cap(q.buf)) {
+		q.buf = refit(q.buf, q.head)
+		q.head = 0
+	}
 }
 
 // tombstone records that one entry is no longer live, and compacts the
@@ -102,6 +120,7 @@ func (q *seqQueue) tombstone(live func(*item) bool) {
 	if q.dead > 64 && q.dead > q.length()/2 {
 		q.compact(live)
 	}
+	q.fit()
 }
 
 func (q *seqQueue) compact(live func(*item) bool) {

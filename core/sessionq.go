@@ -97,6 +97,7 @@ func (e *Engine) sessionFor(ent *entity, id string) *session {
 	s.all.buf, s.ready.buf, s.locked = s.inline[0:0:1], s.inline[1:1:2], s.inline[2:2:3]
 	s.t = timer{idx: -1, kind: timerSession, ent: ent}
 	ent.sessions[id] = s
+	notePeak(ent.sessions, &ent.sessionsPeak)
 	return s
 }
 
@@ -163,6 +164,7 @@ func (e *Engine) dropIfEmpty(s *session) {
 	}
 	if s.ent.sessions[s.id] == s {
 		delete(s.ent.sessions, s.id)
+		s.ent.sessions = shrunk(s.ent.sessions, &s.ent.sessionsPeak)
 	}
 }
 
@@ -323,6 +325,6 @@ func (e *Engine) dropSessions(ent *entity) {
 	for _, s := range ent.sessions {
 		e.clearSessionTimer(s)
 	}
-	ent.sessions = nil
+	ent.sessions, ent.sessionsPeak = nil, 0
 	ent.avail = sessionList{}
 }

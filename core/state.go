@@ -35,6 +35,10 @@ type entity struct {
 	// stats are the entity's counters since it was created or lapse
 	// started (Stats).
 	stats Stats
+
+	// keysPeak, groupsPeak and sessionsPeak are the peak lengths of keys,
+	// groups and sessions, for giving their room back (shrunk).
+	keysPeak, groupsPeak, sessionsPeak int
 }
 
 // item is an Item with its place in the engine.
@@ -126,6 +130,7 @@ func (e *Engine) add(ent *entity, x *item) {
 			ent.keys = make(map[string]*item)
 		}
 		ent.keys[x.Key] = x
+		notePeak(ent.keys, &ent.keysPeak)
 	}
 	var s *session
 	switch {
@@ -141,6 +146,7 @@ func (e *Engine) add(ent *entity, x *item) {
 		if g == nil {
 			g = &seqQueue{}
 			ent.groups[x.Group] = g
+			notePeak(ent.groups, &ent.groupsPeak)
 		}
 		g.insert(x)
 	}
@@ -308,6 +314,7 @@ func (e *Engine) removeItem(x *item) {
 	ent.all.tombstone(allLive)
 	if x.Key != "" && ent.keys[x.Key] == x {
 		delete(ent.keys, x.Key)
+		ent.keys = shrunk(ent.keys, &ent.keysPeak)
 	}
 	ent.counts[x.State]--
 	ent.bytes[x.State] -= int64(len(x.Body))
@@ -318,6 +325,7 @@ func (e *Engine) removeItem(x *item) {
 	} else if g := ent.groups[x.Group]; g != nil {
 		if g.tombstone(allLive); g.length() == 0 {
 			delete(ent.groups, x.Group)
+			ent.groups = shrunk(ent.groups, &ent.groupsPeak)
 		}
 	}
 	if persisted(ent, x) {
@@ -415,8 +423,8 @@ func (e *Engine) dropEntity(ent *entity) {
 	ent.all.reset()
 	ent.ready.reset()
 	ent.chain.reset()
-	ent.keys = nil
-	ent.groups = nil
+	ent.keys, ent.keysPeak = nil, 0
+	ent.groups, ent.groupsPeak = nil, 0
 	ent.counts = [4]int{}
 	ent.headArmed = nil
 }
