@@ -414,35 +414,9 @@ func (e *Engine) Write(now time.Time, k EntityKey, remove []string, put []Item) 
 			return nil, nil, Errorf(EINVALID, "Write needs item keys")
 		}
 	}
-	ent, err := e.begin(now, k)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer e.guard()
-	for _, key := range remove {
-		if x := ent.keys[key]; x != nil {
-			e.removeItem(x)
-		}
-	}
-	out := make([]Item, 0, len(put))
-	for _, it := range put {
-		if old := ent.keys[it.Key]; old != nil {
-			e.removeItem(old)
-		}
-		it.State = Active
-		w, err := e.enqueueLocked(ent, it)
-		if err != nil {
-			// Only a bad item gets here, and keyed active items are not
-			// bad: the checks above leave nothing to undo.
-			e.unlock()
-			return nil, nil, err
-		}
-		out = append(out, w)
-	}
-	if len(put) > 0 {
-		e.touch(ent, UseSend)
-	}
-	return out, e.unlock(), nil
+	return e.Change(now, k, func(func(string) (Item, bool)) ([]string, []Item, error) {
+		return remove, put, nil
+	})
 }
 
 // RemoveKey deletes the item with key key from entity k.
