@@ -139,6 +139,7 @@ func (s *Server) routes() http.Handler {
 	api.GET("/entities/:protocol/*rest", s.getItems)
 	api.POST("/reset", s.reset)
 	s.metricsRoutes(r)
+	pprofRoutes(r)
 	s.itemRoutes(api)
 	s.pageRoutes(r)
 	return r
