@@ -23,7 +23,8 @@ const module = "github.com/lapse-emulator/lapse"
 // with, imports nothing of ours and only test files import it
 // (testOnly). docs embeds the documentation pages the binary serves (the
 // rules) and imports nothing; examples holds programs that use only the
-// SDKs, and the test that runs them.
+// SDKs, and the test that runs them; reliability, the standing suite
+// that drives the built binary, imports only the control API client.
 var allowed = map[string][]string{
 	"core":        {},
 	"httpserver":  {"core"},
@@ -39,6 +40,7 @@ var allowed = map[string][]string{
 	"lapsetest":   {"server", "core"},
 	"examples":    {"clienttest"},
 	"internal":    {},
+	"reliability": {"internal"},
 	"cmd":         {"*"},
 	"":            {"*"}, // this package
 }
