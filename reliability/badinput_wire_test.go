@@ -392,3 +392,12 @@ func (g *badinputGood) idle() {
 	g.cosmosTr.CloseIdleConnections()
 	g.httpTr.CloseIdleConnections()
 }
+
+// badinputTransport is an HTTP transport trusting cfg whose idle
+// connections close at the end of the test, so that they do not count in
+// lapse's goroutines.
+func badinputTransport(t *testing.T, cfg *tls.Config) *http.Transport {
+	tr := &http.Transport{TLSClientConfig: cfg}
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
+}
