@@ -40,6 +40,7 @@ func (e *Engine) Change(now time.Time, k EntityKey, fn ChangeFunc) ([]Item, *Com
 		}
 	}
 	out := make([]Item, 0, len(put))
+	e.written = now
 	for _, it := range put {
 		if old := ent.keys[it.Key]; old != nil {
 			e.removeItem(old)
@@ -47,6 +48,7 @@ func (e *Engine) Change(now time.Time, k EntityKey, fn ChangeFunc) ([]Item, *Com
 		it.State = Active
 		w, err := e.enqueueLocked(ent, it)
 		if err != nil {
+			e.written = time.Time{}
 			// Keyed active items are not refused, and the keys are
 			// checked before anything changed: nothing to undo.
 			e.unlock()
@@ -54,6 +56,7 @@ func (e *Engine) Change(now time.Time, k EntityKey, fn ChangeFunc) ([]Item, *Com
 		}
 		out = append(out, w)
 	}
+	e.written = time.Time{}
 	if len(put) > 0 {
 		e.touch(ent, UseSend)
 	}

@@ -31,6 +31,10 @@ type Engine struct {
 	now        time.Time
 	// at is, while runDue applies a timer, its due time; zero otherwise.
 	at time.Time
+	// written is, while Enqueue or Change writes, the instant its caller
+	// gave, which the caller may have put in the item's body (a Cosmos
+	// _ts); zero otherwise.
+	written time.Time
 	// tx is the Tx a DeadLetterFunc gets, and spare, while it runs, the
 	// item it hands over, free for the item the hook enqueues (handOver).
 	tx    Tx

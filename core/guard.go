@@ -106,7 +106,7 @@ func (e *Engine) abandon(v any) {
 		panic(p)
 	}
 	e.report("Engine", EntityKey{}, 0, v)
-	e.at = time.Time{}
+	e.at, e.written = time.Time{}, time.Time{}
 	e.tx, e.spare = Tx{}, nil
 	e.notify = e.notify[:0]
 	e.notifySess, e.lostSess, e.deleted = nil, nil, nil

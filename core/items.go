@@ -14,7 +14,9 @@ func (e *Engine) Enqueue(now time.Time, k EntityKey, it Item) (Item, *Commit, er
 		return Item{}, nil, err
 	}
 	defer e.guard()
+	e.written = now
 	out, err := e.enqueueLocked(ent, it)
+	e.written = time.Time{}
 	if err != nil {
 		e.unlock()
 		return Item{}, nil, err
@@ -70,6 +72,13 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 		ent.stats.Delivered++
 	}
 	x.ModifiedAt = now
+	if w := e.written; ent.Policy.Base == FromModified && e.at.IsZero() && !w.IsZero() && w.Before(now) {
+		// An advance ran between the caller's reading of the clock and
+		// its call: the item was written at the caller's instant, which
+		// its body may already show (a Cosmos _ts), and its TTL counts
+		// from there (CO-1); one that ran out since expires at once.
+		x.ModifiedAt = w
+	}
 	ent.LastSeq++
 	x.Seq = ent.LastSeq
 	computeDue(ent, x)
