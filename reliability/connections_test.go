@@ -83,8 +83,8 @@ func TestThousandConnectionsPerProtocolHeldWithoutSlowingOthersAndReleased(t *te
 	held := connsCount(t, l)
 	t.Logf("lapse_connections while held: %v", held)
 	for _, proto := range []string{"rabbitmq", "servicebus", "cosmos"} {
-		if held[proto] < connsPerProtocol {
-			t.Errorf("lapse_connections{protocol=%q} = %d while %d are held, want at least %d", proto, held[proto], connsPerProtocol, connsPerProtocol)
+		if held[proto] != connsPerProtocol+1 {
+			t.Errorf("lapse_connections{protocol=%q} = %d while %d and the probe's are held, want %d", proto, held[proto], connsPerProtocol, connsPerProtocol+1)
 		}
 	}
 	during := p.measure(t)
@@ -93,9 +93,11 @@ func TestThousandConnectionsPerProtocolHeldWithoutSlowingOthersAndReleased(t *te
 	for i, pr := range during {
 		t.Logf("latency while %d connections per protocol are held: %v (%.1fx the p99 before)", connsPerProtocol, pr, float64(pr.p99)/float64(before[i].p99))
 		// A margin a loaded 2-core CI machine keeps: ten times the p99
-		// before the load, or 250 ms, whichever is larger. Idle held
-		// connections cost lapse nothing but their heartbeats; a
-		// probe slowed past this bound is starved, not jittered.
+		// before the load, or 250 ms, whichever is larger (a Cosmos
+		// create waits for SQLite's commit, and one fsync on a busy CI
+		// disk can take 100 ms). Idle held connections cost lapse only
+		// their heartbeats; a probe slowed past this bound is starved,
+		// not jittered.
 		if limit := max(10*before[i].p99, 250*time.Millisecond); pr.p99 > limit {
 			t.Errorf("%s: p99 %v while the connections are held, want at most %v (the p99 before was %v)", pr.name, pr.p99, limit, before[i].p99)
 		}
