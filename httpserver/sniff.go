@@ -37,19 +37,29 @@ func newSniffListener(ln net.Listener, cfg *tls.Config) *sniffListener {
 
 func (l *sniffListener) acceptLoop() {
 	defer l.wg.Done()
+	var wait time.Duration
 	for {
 		c, err := l.Listener.Accept()
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+		if err != nil && !errors.Is(err, net.ErrClosed) {
+			// Out of files (EMFILE) or a connection aborted before it
+			// was accepted: accept again after a while, as net/http
+			// does, rather than close the port for good.
+			wait = min(max(2*wait, 5*time.Millisecond), time.Second)
+			select {
+			case <-time.After(wait):
+			case <-l.done:
+				return
 			}
+			continue
+		}
+		if err != nil {
 			l.mu.Lock()
 			l.err = err
 			l.mu.Unlock()
 			l.close()
 			return
 		}
+		wait = 0
 		l.mu.Lock()
 		select {
 		case <-l.done:

@@ -36,6 +36,13 @@ type amqpListener struct {
 	mu     sync.Mutex
 	hello  map[net.Conn]struct{} // connections still sending their header
 	closed bool
+	stop   chan struct{} // closed by Close
+}
+
+// nextAcceptWait is the wait after a failed Accept that followed a wait of
+// last (0 after an Accept that succeeded): 5 ms, doubling up to 1 s.
+func nextAcceptWait(last time.Duration) time.Duration {
+	return min(max(2*last, 5*time.Millisecond), time.Second)
 }
 
 // headerTimeout bounds the wait for a protocol header, and the TLS
@@ -49,10 +56,15 @@ func openAMQP(addr string, cfg *tls.Config, https func(net.Conn), rabbit *rabbit
 	if err != nil {
 		return nil, err
 	}
-	l := &amqpListener{ln: ln, tls: cfg, https: https, rabbit: rabbit, sb: sb, log: log, hello: map[net.Conn]struct{}{}}
+	return newAMQPListener(ln, cfg, https, rabbit, sb, log), nil
+}
+
+// newAMQPListener serves ln as openAMQP does.
+func newAMQPListener(ln net.Listener, cfg *tls.Config, https func(net.Conn), rabbit *rabbitmq.Server, sb *servicebus.Server, log *slog.Logger) *amqpListener {
+	l := &amqpListener{ln: ln, tls: cfg, https: https, rabbit: rabbit, sb: sb, log: log, hello: map[net.Conn]struct{}{}, stop: make(chan struct{})}
 	l.wg.Add(1)
 	go l.accept()
-	return l, nil
+	return l
 }
 
 // Addr is the bound address.
@@ -60,11 +72,26 @@ func (l *amqpListener) Addr() net.Addr { return l.ln.Addr() }
 
 func (l *amqpListener) accept() {
 	defer l.wg.Done()
+	var wait time.Duration
 	for {
 		nc, err := l.ln.Accept()
 		if err != nil {
-			return
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of files (EMFILE) or a connection aborted before it
+			// was accepted: accept again after a while, as net/http
+			// does, rather than leave the port unserved for good.
+			wait = nextAcceptWait(wait)
+			l.log.Warn("accepting a connection failed; accepting again later", "err", err, "in", wait)
+			select {
+			case <-time.After(wait):
+			case <-l.stop:
+				return
+			}
+			continue
 		}
+		wait = 0
 		l.mu.Lock()
 		if l.closed {
 			l.mu.Unlock()
@@ -158,6 +185,9 @@ func (c *replayConn) Read(p []byte) (int, error) {
 // Close stops accepting, closes every connection and waits for them.
 func (l *amqpListener) Close(ctx context.Context) error {
 	l.mu.Lock()
+	if !l.closed {
+		close(l.stop)
+	}
 	l.closed = true
 	for nc := range l.hello {
 		nc.Close()
