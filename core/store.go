@@ -74,10 +74,21 @@ type Commit struct {
 	done chan struct{}
 	once sync.Once
 	err  error
+	lead func()
 }
 
 // NewCommit returns a Commit that is not yet done.
 func NewCommit() *Commit { return &Commit{done: make(chan struct{})} }
+
+// NewLedCommit returns a Commit that is not yet done and whose Wait calls
+// lead before it blocks, on the waiter's goroutine: a store whose writer
+// is idle commits the queued writes there, rather than waking a writer
+// goroutine and being woken by it (two hand-offs, the most of a lone
+// writer's wait on two cores). lead may return before the Commit is done
+// (another goroutine is committing); Wait then blocks as usual. It must
+// not block on anything but the store's own work, and it ignores the
+// waiter's context: a commit is never interrupted half way.
+func NewLedCommit(lead func()) *Commit { return &Commit{done: make(chan struct{}), lead: lead} }
 
 // Done completes the Commit with err (nil for success); later calls do nothing.
 func (c *Commit) Done(err error) {
@@ -92,6 +103,14 @@ func (c *Commit) Done(err error) {
 func (c *Commit) Wait(ctx context.Context) error {
 	if c == nil {
 		return nil
+	}
+	if c.lead != nil {
+		select {
+		case <-c.done:
+			return c.err
+		default:
+			c.lead()
+		}
 	}
 	select {
 	case <-c.done:

@@ -10,7 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+	"time"
 
 	"github.com/lapse-emulator/lapse/core"
 	"modernc.org/sqlite"
@@ -33,8 +33,10 @@ const (
 // not a lapse data folder or not readable (core.EINVALID). Open never
 // resets a data folder.
 func Open(dir string, opts Options) (*Store, error) {
-	s := &Store{folder: dir, done: make(chan struct{}), lastSeq: map[core.EntityKey]uint64{}, lastItemOp: map[itemRef]int{}}
-	s.wake = sync.NewCond(&s.mu)
+	s := &Store{folder: dir, done: make(chan struct{}), lastSeq: map[core.EntityKey]uint64{}, lastSeqs: newLastSeqs(), lastItemOp: map[itemRef]int{}}
+	s.kick = make(chan struct{}, 1)
+	s.flush = time.AfterFunc(time.Hour, s.kickWriter)
+	s.flush.Stop()
 	if err := s.open(context.Background(), opts); err != nil {
 		_ = s.closeDB()
 		return nil, err

@@ -7,41 +7,101 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"time"
 
 	"github.com/lapse-emulator/lapse/core"
 )
 
-// run is the writer goroutine: it takes everything queued, commits it in
-// one transaction and completes the Commits, until the store closes and
-// the queue is empty.
+// flushDelay is how long an Append may wait for a committer when nobody
+// waits for its Commit: the writer goroutine commits it then.
+const flushDelay = time.Millisecond
+
+// run is the writer goroutine: woken by kickWriter, it commits what is
+// queued, batch after batch, unless another goroutine is committing; it
+// ends once the store closes and the queue is empty.
 func (s *Store) run() {
 	defer close(s.done)
-	var batch []pending
-	for {
-		s.mu.Lock()
-		for len(s.queue) == 0 && !s.closing {
-			s.wake.Wait()
+	for range s.kick {
+		for {
+			// Let the writers that the last commit woke append before
+			// taking the queue: with 16 writers waiting on their
+			// Commits, this more than doubles the writes per
+			// transaction (from about 6 to 14 on two cores,
+			// BenchmarkAcknowledgedWrites).
+			runtime.Gosched()
+			if !s.commitQueued() {
+				break
+			}
 		}
-		if len(s.queue) == 0 {
+		s.mu.Lock()
+		end := s.closing && len(s.queue) == 0 && !s.committing
+		s.flushing = false
+		if len(s.queue) > 0 && !s.committing {
+			// Queued after the last look and before the flag went down.
 			s.mu.Unlock()
+			s.kickWriter()
+			continue
+		}
+		s.mu.Unlock()
+		if end {
 			return
 		}
-		// Let the writers that the last commit woke append before taking
-		// the queue: with 16 writers waiting on their Commits, this more
-		// than doubles the writes per transaction (from about 6 to 14 on
-		// two cores, BenchmarkAcknowledgedWrites), and a lone writer
-		// loses nothing by it.
-		s.mu.Unlock()
-		runtime.Gosched()
-		s.mu.Lock()
-		// Swap the queue with the last batch's slice, so that neither
-		// grows a new array each time.
-		batch, s.queue = s.queue, batch[:0]
-		s.mu.Unlock()
-
-		s.commit(batch)
-		clear(batch) // let the ops go
 	}
+}
+
+// kickWriter wakes the writer goroutine, unless it is woken already.
+func (s *Store) kickWriter() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// lead is what Commit.Wait calls before it blocks: when nobody is
+// committing, the waiter commits the queue itself, which holds its own
+// Append. What is queued behind that commit goes to the writer goroutine,
+// so that a waiter never commits more than one batch.
+func (s *Store) lead() {
+	// As the writer goroutine does: let the other writers the last commit
+	// woke append first, so that they share this commit instead of each
+	// leading one of their own. A lone writer loses nothing by it.
+	runtime.Gosched()
+	if s.commitQueued() {
+		s.mu.Lock()
+		more := len(s.queue) > 0 || s.closing // Close waits for the writer to end
+		s.mu.Unlock()
+		if more {
+			s.kickWriter()
+		}
+	}
+}
+
+// commitQueued commits everything queued in one transaction, unless the
+// queue is empty or another goroutine is committing; it reports whether
+// it committed.
+func (s *Store) commitQueued() bool {
+	s.mu.Lock()
+	if s.committing || len(s.queue) == 0 {
+		s.mu.Unlock()
+		return false
+	}
+	s.committing = true
+	// Swap the queue with the last batch's array, so that neither grows a
+	// new one each time.
+	batch := s.queue
+	s.queue, s.spare = s.spare[:0], nil
+	s.mu.Unlock()
+
+	s.commit(batch)
+	clear(batch) // let the ops go
+
+	s.mu.Lock()
+	s.committing = false
+	if s.spare == nil {
+		s.spare = batch[:0]
+	}
+	s.mu.Unlock()
+	return true
 }
 
 // commit applies batch in one transaction and completes its Commits. If
@@ -75,12 +135,14 @@ func (s *Store) apply(batch []pending) error {
 	if _, err := st.begin.ExecContext(ctx); err != nil {
 		return s.writeError(err)
 	}
+	s.lastSeqs.begin()
 	err := s.applyOps(ctx, batch)
 	if err == nil {
 		_, err = st.commit.ExecContext(ctx)
 	}
 	if err == nil {
 		s.txs.Add(1)
+		s.lastSeqs.committed()
 	}
 	if err != nil {
 		// After a failed COMMIT the transaction may still be open.
@@ -125,6 +187,12 @@ func (s *Store) applyOps(ctx context.Context, batch []pending) error {
 				return err
 			}
 			switch op.Kind {
+			case core.OpPutEntity, core.OpDeleteEntity:
+				s.lastSeqs.entityOp(op.Key)
+			case core.OpReset:
+				s.lastSeqs.resetOp()
+			}
+			switch op.Kind {
 			case core.OpPutEntity:
 				err = s.putEntity(ctx, op.Entity)
 			case core.OpDeleteEntity:
@@ -162,9 +230,10 @@ func (s *Store) applyOps(ctx context.Context, batch []pending) error {
 	if err := s.flushItems(ctx, w, lastSeq); err != nil {
 		return err
 	}
-	// LastSeq: once per entity and batch rather than once per item.
+	// LastSeq: once per entity and batch rather than once per item, and
+	// only past the reserve.
 	for k, seq := range lastSeq {
-		if _, err := st.raiseLastSeq.ExecContext(ctx, int64(seq), k.Protocol, k.Name); err != nil {
+		if err := s.raise(ctx, k, seq); err != nil {
 			return fmt.Errorf("raising LastSeq of %v: %w", k, err)
 		}
 	}
@@ -270,7 +339,7 @@ type statements struct {
 	begin, commit, rollback           *sql.Stmt
 	putEntity, deleteEntity           *sql.Stmt
 	deleteItems                       *sql.Stmt
-	raiseLastSeq                      *sql.Stmt
+	raiseLastSeq, readLastSeq         *sql.Stmt
 	deleteAllItems, deleteAllEntities *sql.Stmt
 	putState, deleteState             *sql.Stmt
 	deleteStates, deleteAllStates     *sql.Stmt
@@ -300,6 +369,7 @@ func prepare(ctx context.Context, conn *sql.Conn) (*statements, error) {
 		{&st.deleteEntity, `DELETE FROM entities WHERE protocol = ? AND name = ?`},
 		{&st.deleteItems, `DELETE FROM items WHERE protocol = ? AND name = ?`},
 		{&st.raiseLastSeq, `UPDATE entities SET last_seq = max(last_seq, ?) WHERE protocol = ? AND name = ?`},
+		{&st.readLastSeq, `SELECT last_seq FROM entities WHERE protocol = ? AND name = ?`},
 		{&st.deleteAllItems, `DELETE FROM items`},
 		{&st.deleteAllEntities, `DELETE FROM entities`},
 		// A state of an entity that is not stored is not stored either.
@@ -323,7 +393,7 @@ func (st *statements) close() error {
 	var err error
 	for _, stmt := range []*sql.Stmt{
 		st.begin, st.commit, st.rollback, st.putEntity, st.deleteEntity,
-		st.deleteItems, st.raiseLastSeq, st.deleteAllItems, st.deleteAllEntities,
+		st.deleteItems, st.raiseLastSeq, st.readLastSeq, st.deleteAllItems, st.deleteAllEntities,
 		st.putState, st.deleteState, st.deleteStates, st.deleteAllStates,
 	} {
 		if stmt != nil {
