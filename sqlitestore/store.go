@@ -8,7 +8,8 @@
 // the goroutine that waits for a Commit when nothing else is committing
 // (core.NewLedCommit: a lone writer's publish is committed on its own
 // goroutine, with no hand-off), else the store's writer goroutine, which
-// takes over whenever more is queued behind a commit and commits, within
+// takes over whenever more is queued behind a commit, commits everything
+// while several writers share the commits, and commits, within
 // flushDelay, what nobody waits for.
 //
 // # Durability
@@ -72,6 +73,9 @@ type Store struct {
 	queue      []pending // Appends waiting to be committed, in order
 	spare      []pending // the last batch's array, for the next queue
 	committing bool      // a goroutine is applying a batch
+	// shared is set while commits hold several Appends: the writer
+	// goroutine commits, not the waiters.
+	shared atomic.Bool
 	flushing   bool      // flush is set to fire
 	closing    bool      // no more Appends
 	// kick wakes the writer goroutine: more is queued behind a commit, or
@@ -126,11 +130,15 @@ func (s *Store) Append(ops []core.Op) *core.Commit {
 		return c
 	}
 	s.queue = append(s.queue, pending{ops: ops, commit: c})
-	if !s.flushing {
+	shared := s.shared.Load()
+	if !shared && !s.flushing {
 		s.flushing = true
 		s.flush.Reset(flushDelay)
 	}
 	s.mu.Unlock()
+	if shared {
+		s.kickWriter()
+	}
 	return c
 }
 

@@ -62,10 +62,9 @@ func (s *Store) kickWriter() {
 // Append. What is queued behind that commit goes to the writer goroutine,
 // so that a waiter never commits more than one batch.
 func (s *Store) lead() {
-	// As the writer goroutine does: let the other writers the last commit
-	// woke append first, so that they share this commit instead of each
-	// leading one of their own. A lone writer loses nothing by it.
-	runtime.Gosched()
+	if s.shared.Load() {
+		return // the writer goroutine batches them (Append kicked it)
+	}
 	if s.commitQueued() {
 		s.mu.Lock()
 		more := len(s.queue) > 0 || s.closing // Close waits for the writer to end
@@ -93,6 +92,11 @@ func (s *Store) commitQueued() bool {
 	s.mu.Unlock()
 
 	s.commit(batch)
+	// Waiters lead while the commits are a lone writer's; when several
+	// writers share them, each leading a commit of its own would split
+	// them (a batch of one, then the rest), so the writer goroutine takes
+	// them all, as Append then asks it to.
+	s.shared.Store(len(batch) > 1)
 	clear(batch) // let the ops go
 
 	s.mu.Lock()
