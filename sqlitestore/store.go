@@ -75,9 +75,9 @@ type Store struct {
 	committing bool      // a goroutine is applying a batch
 	// shared is set while commits hold several Appends: the writer
 	// goroutine commits, not the waiters.
-	shared atomic.Bool
-	flushing   bool      // flush is set to fire
-	closing    bool      // no more Appends
+	shared   atomic.Bool
+	flushing bool // flush is set to fire
+	closing  bool // no more Appends
 	// kick wakes the writer goroutine: more is queued behind a commit, or
 	// the store closes. flush fires flushDelay after an Append that found
 	// it idle, for the Appends nobody waits for.
