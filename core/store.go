@@ -63,11 +63,17 @@ type SessionState struct {
 // putting a session state of an entity that is not stored. When a Commit
 // is done, the ops of every earlier Append are applied too. A store may
 // hold on to ops and what they point to until their Commit is done: the
-// caller must not change them. Seqs are below 2^63.
+// caller must not change them. Seqs are at most MaxSeq.
 type Store interface {
 	Load(ctx context.Context, entity func(Entity) error, item func(EntityKey, Item) error, session func(EntityKey, SessionState) error) error
 	Append(ops []Op) *Commit
 }
+
+// MaxSeq is the largest item sequence number a Store takes: 2^43 - 1, so
+// that a store can make one integer of an item's entity and Seq (lapse's
+// SQLite store does). An entity that took a hundred thousand items a
+// second would reach it in almost three years.
+const MaxSeq = 1<<43 - 1
 
 // Commit completes when the ops of one Append are durable, or failed.
 type Commit struct {

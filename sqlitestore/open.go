@@ -33,7 +33,7 @@ const (
 // not a lapse data folder or not readable (core.EINVALID). Open never
 // resets a data folder.
 func Open(dir string, opts Options) (*Store, error) {
-	s := &Store{folder: dir, done: make(chan struct{}), lastSeq: map[core.EntityKey]uint64{}, lastSeqs: newLastSeqs(), lastItemOp: map[itemRef]int{}}
+	s := &Store{folder: dir, done: make(chan struct{}), lastSeq: map[core.EntityKey]uint64{}, lastItemOp: map[itemRef]int{}}
 	s.kick = make(chan struct{}, 1)
 	s.flush = time.AfterFunc(time.Hour, s.kickWriter)
 	s.flush.Stop()
@@ -77,6 +77,9 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 		return s.openError(err)
 	}
 	if s.stmts, err = prepare(ctx, s.conn); err != nil {
+		return s.openError(err)
+	}
+	if s.entities, err = readEntityRows(ctx, s.conn); err != nil {
 		return s.openError(err)
 	}
 	return nil

@@ -87,10 +87,13 @@ type Store struct {
 	aborted atomic.Bool // Close's context ended: fail what is still queued
 
 	lastSeq map[core.EntityKey]uint64 // the writer's scratch: highest Seq put per entity in a batch
-	// lastSeqs is the entities' stored LastSeq, on the writer's side.
-	lastSeqs lastSeqs
+	// entities are the stored entities' numbers and LastSeqs, the
+	// writer's (on connMu).
+	entities entityRows
 	// lastItemOp is the writer's scratch: the position of each item's last op in a batch.
 	lastItemOp map[itemRef]int
+	// args is the writer's scratch: a statement's arguments.
+	args []any
 	// writes is the writer's scratch: a batch's item writes.
 	writes    itemWrites
 	txs       atomic.Uint64 // transactions committed, for the benchmarks
@@ -110,7 +113,7 @@ type pending struct {
 // package doc says) or failed. It does not wait for I/O. The store keeps
 // ops and what they point to until the Commit is done: the caller must not
 // change them. An Append whose ops are malformed (a put without its Entity
-// or Item, an unknown kind, a Seq of 2^63 or more) fails as a whole with
+// or Item, an unknown kind, a Seq above core.MaxSeq) fails as a whole with
 // core.EINVALID and changes nothing.
 func (s *Store) Append(ops []core.Op) *core.Commit {
 	c := core.NewLedCommit(s.lead)
@@ -156,8 +159,8 @@ func validate(ops []core.Op) error {
 			if op.Item == nil {
 				return core.Errorf(core.EINVALID, "op %d: OpPutItem without an Item", i)
 			}
-			if op.Item.Seq > math.MaxInt64 {
-				return core.Errorf(core.EINVALID, "op %d: Seq %d of an item of %v is 2^63 or more", i, op.Item.Seq, op.Key)
+			if op.Item.Seq > core.MaxSeq {
+				return core.Errorf(core.EINVALID, "op %d: Seq %d of an item of %v is more than core.MaxSeq", i, op.Item.Seq, op.Key)
 			}
 		case core.OpDeleteEntity, core.OpDeleteItem, core.OpReset, core.OpPutSessionState, core.OpDeleteSessionState:
 		default:

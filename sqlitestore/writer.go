@@ -139,16 +139,17 @@ func (s *Store) apply(batch []pending) error {
 	if _, err := st.begin.ExecContext(ctx); err != nil {
 		return s.writeError(err)
 	}
-	s.lastSeqs.begin()
+	s.entities.begin()
 	err := s.applyOps(ctx, batch)
 	if err == nil {
 		_, err = st.commit.ExecContext(ctx)
 	}
 	if err == nil {
 		s.txs.Add(1)
-		s.lastSeqs.committed()
+		s.entities.commit()
 	}
 	if err != nil {
+		s.entities.rollback()
 		// After a failed COMMIT the transaction may still be open.
 		_, _ = st.rollback.ExecContext(ctx)
 		return s.writeError(err)
@@ -191,17 +192,14 @@ func (s *Store) applyOps(ctx context.Context, batch []pending) error {
 				return err
 			}
 			switch op.Kind {
-			case core.OpPutEntity, core.OpDeleteEntity:
-				s.lastSeqs.entityOp(op.Key)
-			case core.OpReset:
-				s.lastSeqs.resetOp()
-			}
-			switch op.Kind {
 			case core.OpPutEntity:
 				err = s.putEntity(ctx, op.Entity)
 			case core.OpDeleteEntity:
 				delete(lastSeq, op.Key)
-				_, err = st.deleteItems.ExecContext(ctx, op.Key.Protocol, op.Key.Name)
+				if r := s.entities.rows[op.Key]; r != nil {
+					_, err = st.deleteItems.ExecContext(ctx, itemID(r.num, 0), itemID(r.num, core.MaxSeq))
+					s.entities.remove(op.Key)
+				}
 				if err == nil {
 					_, err = st.deleteStates.ExecContext(ctx, op.Key.Protocol, op.Key.Name)
 				}
@@ -210,6 +208,7 @@ func (s *Store) applyOps(ctx context.Context, batch []pending) error {
 				}
 			case core.OpReset:
 				clear(lastSeq)
+				s.entities.reset()
 				_, err = st.deleteAllItems.ExecContext(ctx)
 				if err == nil {
 					_, err = st.deleteAllStates.ExecContext(ctx)
@@ -312,6 +311,10 @@ func opName(op core.Op) string {
 }
 
 func (s *Store) putEntity(ctx context.Context, e *core.Entity) error {
+	r, err := s.entities.put(e.EntityKey, e.LastSeq)
+	if err != nil {
+		return err
+	}
 	policy, err := json.Marshal(e.Policy)
 	if err != nil {
 		return err
@@ -324,7 +327,7 @@ func (s *Store) putEntity(ctx context.Context, e *core.Entity) error {
 	}
 	_, err = s.stmts.putEntity.ExecContext(ctx,
 		e.Protocol, e.Name, e.Kind, e.Parent, e.DeadLetterQueue, e.Durable,
-		string(policy), string(settings), e.Meta, millis(e.Created), int64(e.LastSeq))
+		string(policy), string(settings), e.Meta, millis(e.Created), int64(e.LastSeq), r.num)
 	return err
 }
 
@@ -343,7 +346,7 @@ type statements struct {
 	begin, commit, rollback           *sql.Stmt
 	putEntity, deleteEntity           *sql.Stmt
 	deleteItems                       *sql.Stmt
-	raiseLastSeq, readLastSeq         *sql.Stmt
+	raiseLastSeq                      *sql.Stmt
 	deleteAllItems, deleteAllEntities *sql.Stmt
 	putState, deleteState             *sql.Stmt
 	deleteStates, deleteAllStates     *sql.Stmt
@@ -363,17 +366,18 @@ func prepare(ctx context.Context, conn *sql.Conn) (*statements, error) {
 		{&st.begin, `BEGIN IMMEDIATE`},
 		{&st.commit, `COMMIT`},
 		{&st.rollback, `ROLLBACK`},
-		{&st.putEntity, `INSERT INTO entities (protocol, name, kind, parent, dead_letter_queue, durable, policy, settings, meta, created, last_seq)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		// An entity put again keeps its number.
+		{&st.putEntity, `INSERT INTO entities (protocol, name, kind, parent, dead_letter_queue, durable, policy, settings, meta, created, last_seq, num)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (protocol, name) DO UPDATE SET
 				kind = excluded.kind, parent = excluded.parent, dead_letter_queue = excluded.dead_letter_queue,
 				durable = excluded.durable, policy = excluded.policy, settings = excluded.settings,
 				meta = excluded.meta, created = excluded.created,
 				last_seq = max(entities.last_seq, excluded.last_seq)`},
 		{&st.deleteEntity, `DELETE FROM entities WHERE protocol = ? AND name = ?`},
-		{&st.deleteItems, `DELETE FROM items WHERE protocol = ? AND name = ?`},
-		{&st.raiseLastSeq, `UPDATE entities SET last_seq = max(last_seq, ?) WHERE protocol = ? AND name = ?`},
-		{&st.readLastSeq, `SELECT last_seq FROM entities WHERE protocol = ? AND name = ?`},
+		// An entity's items are the ids of its number (entities.go).
+		{&st.deleteItems, `DELETE FROM items WHERE id BETWEEN ? AND ?`},
+		{&st.raiseLastSeq, `UPDATE entities SET last_seq = max(last_seq, ?) WHERE num = ?`},
 		{&st.deleteAllItems, `DELETE FROM items`},
 		{&st.deleteAllEntities, `DELETE FROM entities`},
 		// A state of an entity that is not stored is not stored either.
@@ -397,7 +401,7 @@ func (st *statements) close() error {
 	var err error
 	for _, stmt := range []*sql.Stmt{
 		st.begin, st.commit, st.rollback, st.putEntity, st.deleteEntity,
-		st.deleteItems, st.raiseLastSeq, st.readLastSeq, st.deleteAllItems, st.deleteAllEntities,
+		st.deleteItems, st.raiseLastSeq, st.deleteAllItems, st.deleteAllEntities,
 		st.putState, st.deleteState, st.deleteStates, st.deleteAllStates,
 	} {
 		if stmt != nil {
