@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +46,15 @@ func Open(dir string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// walCheckpointPages is how many pages the WAL holds before a commit
+// copies them into the database (SQLite's wal_autocheckpoint, 1,000 by
+// default): at 10,000 (40 MB), a page written by many commits, such as
+// the last page of a queue's items, is copied once instead of ten times,
+// and the checkpoints' fsyncs are a tenth as many: 8% more acknowledged
+// writes a second with 1 to 256 writers (BenchmarkAcknowledgedWrites). A
+// restart after kill -9 replays at most that much.
+const walCheckpointPages = 10000
+
 func (s *Store) open(ctx context.Context, opts Options) error {
 	dsn := ":memory:"
 	if s.folder != Memory {
@@ -60,7 +70,7 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	}
 	// journal_mode=WAL is set by migrate, once it knows the file is ours;
 	// locking_mode=EXCLUSIVE is in the package doc.
-	dsn += "?_pragma=busy_timeout(5000)&_pragma=synchronous(" + syncMode + ")&_pragma=locking_mode(EXCLUSIVE)"
+	dsn += "?_pragma=busy_timeout(5000)&_pragma=synchronous(" + syncMode + ")&_pragma=locking_mode(EXCLUSIVE)&_pragma=wal_autocheckpoint(" + strconv.Itoa(walCheckpointPages) + ")"
 
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
