@@ -43,7 +43,8 @@ func (cf *confirmer) run(done chan struct{}) {
 	var acked, lastSent uint64 // acked: highest seq ready to ack; lastSent: highest seq confirmed
 	flush := func() {
 		if acked > lastSent {
-			cf.ch.send(&wire.BasicAck{DeliveryTag: acked, Multiple: acked > lastSent+1})
+			ack := &wire.BasicAck{DeliveryTag: acked, Multiple: acked > lastSent+1}
+			cf.ch.c.w.writeNow(func(b []byte) []byte { return wire.AppendMethodFrame(b, cf.ch.id, ack) })
 			lastSent = acked
 		}
 	}

@@ -12,12 +12,15 @@ import (
 // Writers wait while more than highWater bytes are waiting, which passes a
 // slow client's back-pressure on to whoever produces for it.
 type frameWriter struct {
-	nc      net.Conn
-	mu      sync.Mutex
-	cond    sync.Cond
-	buf     []byte
-	spare   []byte
-	closed  bool // no more frames are taken
+	nc     net.Conn
+	mu     sync.Mutex
+	cond   sync.Cond
+	buf    []byte
+	spare  []byte
+	closed bool // no more frames are taken
+	// writing is set while a caller of writeNow writes on its own
+	// goroutine; run waits for it to end.
+	writing bool
 	err     error
 	wake    chan struct{}
 	done    chan struct{}
@@ -70,20 +73,71 @@ func (w *frameWriter) end(buf []byte) {
 	}
 }
 
+// writeNow is write for a goroutine that may block on the connection
+// (the confirmer, never one holding the engine's lock): when nothing is
+// buffered nor being written, it writes its frames itself, rather than
+// waking the writing goroutine and leaving the write to it, one hand-off
+// less on the way of a publisher confirm (issue 17: a publisher waiting
+// for each confirm). Else it is write.
+func (w *frameWriter) writeNow(fn func([]byte) []byte) bool {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return false
+	}
+	if len(w.buf) > 0 || w.writing {
+		w.mu.Unlock()
+		return w.write(fn)
+	}
+	// The empty buffer is this call's now: frames appended meanwhile go
+	// to a new one.
+	buf := fn(w.buf[:0])
+	w.buf = nil
+	w.writing = true
+	w.mu.Unlock()
+	_, err := w.nc.Write(buf)
+	w.mu.Lock()
+	w.writing = false
+	if err != nil {
+		w.err, w.closed = err, true
+		w.buf = nil
+	} else {
+		w.written.Add(1)
+		w.octets.Add(uint64(len(buf)))
+		if w.buf == nil && cap(buf) <= 4*highWater {
+			w.buf = buf[:0]
+		}
+	}
+	w.cond.Broadcast()
+	more := len(w.buf) > 0 || w.closed
+	w.mu.Unlock()
+	if more {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+	return err == nil
+}
+
 // run writes until close; it returns after the last frames are out.
 func (w *frameWriter) run() {
 	defer close(w.done)
 	for {
 		<-w.wake
 		w.mu.Lock()
+		for w.writing {
+			w.cond.Wait()
+		}
 		buf := w.buf
 		w.buf = w.spare[:0]
 		closed := w.closed
+		w.writing = len(buf) > 0 // writeNow waits for it
 		w.mu.Unlock()
 		if len(buf) > 0 {
 			if _, err := w.nc.Write(buf); err != nil {
 				w.mu.Lock()
-				w.err, w.closed = err, true
+				w.err, w.closed, w.writing = err, true, false
 				w.buf = nil
 				w.cond.Broadcast()
 				w.mu.Unlock()
@@ -93,6 +147,7 @@ func (w *frameWriter) run() {
 			w.octets.Add(uint64(len(buf)))
 		}
 		w.mu.Lock()
+		w.writing = false
 		if cap(buf) <= 4*highWater {
 			w.spare = buf[:0]
 		}

@@ -29,10 +29,11 @@ func (s *Store) Load(ctx context.Context, entity func(core.Entity) error, item f
 		return s.readError(err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if err := loadEntities(ctx, tx, entity); err != nil {
+	nums, err := loadEntities(ctx, tx, entity)
+	if err != nil {
 		return s.readError(err)
 	}
-	if err := loadItems(ctx, tx, item); err != nil {
+	if err := loadItems(ctx, tx, nums, item); err != nil {
 		return s.readError(err)
 	}
 	if err := loadStates(ctx, tx, session); err != nil {
@@ -58,62 +59,70 @@ func (s *Store) readError(err error) error {
 	return core.Errorf(core.EINTERNAL, "reading data folder %q: %v", s.folder, err)
 }
 
-func loadEntities(ctx context.Context, tx *sql.Tx, entity func(core.Entity) error) error {
+// loadEntities loads the entities and returns their keys by number.
+func loadEntities(ctx context.Context, tx *sql.Tx, entity func(core.Entity) error) (map[int64]core.EntityKey, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT protocol, name, kind, parent, dead_letter_queue, durable,
-		policy, settings, meta, created, last_seq FROM entities ORDER BY protocol, name`)
+		policy, settings, meta, created, last_seq, num FROM entities ORDER BY protocol, name`)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer rows.Close()
+	nums := map[int64]core.EntityKey{}
 	for rows.Next() {
 		var (
 			e                core.Entity
 			policy, settings []byte
 			created          sql.NullInt64
-			lastSeq          int64
+			lastSeq, num     int64
 		)
 		if err := rows.Scan(&e.Protocol, &e.Name, &e.Kind, &e.Parent, &e.DeadLetterQueue, &e.Durable,
-			&policy, &settings, &e.Meta, &created, &lastSeq); err != nil {
-			return err
+			&policy, &settings, &e.Meta, &created, &lastSeq, &num); err != nil {
+			return nil, err
 		}
 		if err := json.Unmarshal(policy, &e.Policy); err != nil {
-			return fmt.Errorf("policy of entity %v: %w", e.EntityKey, err)
+			return nil, fmt.Errorf("policy of entity %v: %w", e.EntityKey, err)
 		}
 		if err := json.Unmarshal(settings, &e.Settings); err != nil {
-			return fmt.Errorf("settings of entity %v: %w", e.EntityKey, err)
+			return nil, fmt.Errorf("settings of entity %v: %w", e.EntityKey, err)
 		}
 		e.Created = fromMillis(created)
 		e.LastSeq = uint64(lastSeq)
+		nums[num] = e.EntityKey
 		if err := entity(e); err != nil {
-			return callbackError{err}
+			return nil, callbackError{err}
 		}
 	}
-	return rows.Err()
+	return nums, rows.Err()
 }
 
-func loadItems(ctx context.Context, tx *sql.Tx, item func(core.EntityKey, core.Item) error) error {
-	rows, err := tx.QueryContext(ctx, `SELECT protocol, name, seq, key, body, meta, state,
+// loadItems loads the items in id order: by entity, then Seq.
+func loadItems(ctx context.Context, tx *sql.Tx, nums map[int64]core.EntityKey, item func(core.EntityKey, core.Item) error) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, key, body, meta, state,
 		enqueued_at, modified_at, scheduled_at, ttl_ns, effective_ttl_ns, due_at,
 		rule, reason, locked_until, delivery_count, persistent, item_group
-		FROM items ORDER BY protocol, name, seq`)
+		FROM items ORDER BY id`)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			k                                              core.EntityKey
 			it                                             core.Item
-			seq, state, deliveryCount                      int64
+			id, state, deliveryCount                       int64
 			enqueued, modified, scheduled, due, lockedTill sql.NullInt64
 			ttl, effectiveTTL                              sql.NullInt64
 		)
-		if err := rows.Scan(&k.Protocol, &k.Name, &seq, &it.Key, &it.Body, &it.Meta, &state,
+		if err := rows.Scan(&id, &it.Key, &it.Body, &it.Meta, &state,
 			&enqueued, &modified, &scheduled, &ttl, &effectiveTTL, &due,
 			&it.Rule, &it.Reason, &lockedTill, &deliveryCount, &it.Persistent, &it.Group); err != nil {
 			return err
 		}
-		it.Seq = uint64(seq)
+		num, seq := splitID(id)
+		k, ok := nums[num]
+		if !ok {
+			continue // an entity that is not stored: nor is the item
+		}
+		it.Seq = seq
 		it.State = core.State(state)
 		it.EnqueuedAt = fromMillis(enqueued)
 		it.ModifiedAt = fromMillis(modified)

@@ -9,8 +9,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"sync"
+	"time"
 
 	"github.com/lapse-emulator/lapse/core"
 	"modernc.org/sqlite"
@@ -34,7 +35,9 @@ const (
 // resets a data folder.
 func Open(dir string, opts Options) (*Store, error) {
 	s := &Store{folder: dir, done: make(chan struct{}), lastSeq: map[core.EntityKey]uint64{}, lastItemOp: map[itemRef]int{}}
-	s.wake = sync.NewCond(&s.mu)
+	s.kick = make(chan struct{}, 1)
+	s.flush = time.AfterFunc(time.Hour, s.kickWriter)
+	s.flush.Stop()
 	if err := s.open(context.Background(), opts); err != nil {
 		_ = s.closeDB()
 		return nil, err
@@ -42,6 +45,15 @@ func Open(dir string, opts Options) (*Store, error) {
 	go s.run()
 	return s, nil
 }
+
+// walCheckpointPages is how many pages the WAL holds before a commit
+// copies them into the database (SQLite's wal_autocheckpoint, 1,000 by
+// default): at 10,000 (40 MB), a page written by many commits, such as
+// the last page of a queue's items, is copied once instead of ten times,
+// and the checkpoints' fsyncs are a tenth as many: 8% more acknowledged
+// writes a second with 1 to 256 writers (BenchmarkAcknowledgedWrites). A
+// restart after kill -9 replays at most that much.
+const walCheckpointPages = 10000
 
 func (s *Store) open(ctx context.Context, opts Options) error {
 	dsn := ":memory:"
@@ -58,7 +70,7 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	}
 	// journal_mode=WAL is set by migrate, once it knows the file is ours;
 	// locking_mode=EXCLUSIVE is in the package doc.
-	dsn += "?_pragma=busy_timeout(5000)&_pragma=synchronous(" + syncMode + ")&_pragma=locking_mode(EXCLUSIVE)"
+	dsn += "?_pragma=busy_timeout(5000)&_pragma=synchronous(" + syncMode + ")&_pragma=locking_mode(EXCLUSIVE)&_pragma=wal_autocheckpoint(" + strconv.Itoa(walCheckpointPages) + ")"
 
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -75,6 +87,9 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 		return s.openError(err)
 	}
 	if s.stmts, err = prepare(ctx, s.conn); err != nil {
+		return s.openError(err)
+	}
+	if s.entities, err = readEntityRows(ctx, s.conn); err != nil {
 		return s.openError(err)
 	}
 	return nil

@@ -114,14 +114,12 @@ func (s *Store) rowsStmt(ctx context.Context, k rowsKey) (*sql.Stmt, error) {
 		// ?1 and ?2 are the entity; the VALUES placeholders number on from
 		// ?3. An item of an entity that is not stored is not stored either.
 		row := "(" + strings.TrimSuffix(strings.Repeat("?, ", itemColumns), ", ") + ")"
-		q = `INSERT OR REPLACE INTO items (protocol, name, seq, key, body, meta, state,
+		q = `INSERT OR REPLACE INTO items (id, key, body, meta, state,
 				enqueued_at, modified_at, scheduled_at, ttl_ns, effective_ttl_ns, due_at,
 				rule, reason, locked_until, delivery_count, persistent, item_group)
-			SELECT ?1, ?2, * FROM (VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", k.n), ", ") + `)
-			WHERE EXISTS (SELECT 1 FROM entities WHERE protocol = ?1 AND name = ?2)`
+			VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", k.n), ", ")
 	} else {
-		q = `DELETE FROM items WHERE protocol = ?1 AND name = ?2 AND seq IN (` +
-			strings.TrimSuffix(strings.Repeat("?, ", k.n), ", ") + `)`
+		q = `DELETE FROM items WHERE id IN (` + strings.TrimSuffix(strings.Repeat("?, ", k.n), ", ") + `)`
 	}
 	stmt, err := st.conn.PrepareContext(ctx, q)
 	if err != nil {
@@ -131,43 +129,49 @@ func (s *Store) rowsStmt(ctx context.Context, k rowsKey) (*sql.Stmt, error) {
 	return stmt, nil
 }
 
-// itemColumns is how many columns an item row has besides its entity's.
+// itemColumns is how many columns an item row has.
 const itemColumns = 17
 
 // putItems writes items of entity k in one statement; put is false when
 // the entity is not stored, so neither are they.
 func (s *Store) putItems(ctx context.Context, k core.EntityKey, items []*core.Item) (put bool, err error) {
+	r := s.entities.rows[k]
+	if r == nil {
+		return false, nil
+	}
 	stmt, err := s.rowsStmt(ctx, rowsKey{put: true, n: len(items)})
 	if err != nil {
 		return false, err
 	}
-	args := make([]any, 0, 2+itemColumns*len(items))
-	args = append(args, k.Protocol, k.Name)
+	args := s.args[:0]
 	for _, it := range items {
-		args = append(args, int64(it.Seq), it.Key, it.Body, it.Meta, int64(it.State),
+		args = append(args, itemID(r.num, it.Seq), it.Key, it.Body, it.Meta, int64(it.State),
 			millis(it.EnqueuedAt), millis(it.ModifiedAt), millis(it.ScheduledAt),
 			ttlNanos(it.TTL), ttlNanos(it.EffectiveTTL), millis(it.DueAt),
 			it.Rule, it.Reason, millis(it.LockedUntil), int64(it.DeliveryCount), it.Persistent, it.Group)
 	}
-	res, err := stmt.ExecContext(ctx, args...)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n > 0, err
+	_, err = stmt.ExecContext(ctx, args...)
+	clear(args)
+	s.args = args[:0]
+	return err == nil, err
 }
 
 // deleteItemSeqs deletes items of entity k in one statement.
 func (s *Store) deleteItemSeqs(ctx context.Context, k core.EntityKey, seqs []uint64) error {
+	r := s.entities.rows[k]
+	if r == nil {
+		return nil // nor are its items
+	}
 	stmt, err := s.rowsStmt(ctx, rowsKey{put: false, n: len(seqs)})
 	if err != nil {
 		return err
 	}
-	args := make([]any, 0, 2+len(seqs))
-	args = append(args, k.Protocol, k.Name)
+	args := s.args[:0]
 	for _, seq := range seqs {
-		args = append(args, int64(seq))
+		args = append(args, itemID(r.num, seq))
 	}
 	_, err = stmt.ExecContext(ctx, args...)
+	clear(args)
+	s.args = args[:0]
 	return err
 }

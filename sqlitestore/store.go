@@ -3,8 +3,14 @@
 // file that keeps a second lapse process out.
 //
 // Writes go through group commit: Append only queues its ops, and one
-// writer goroutine applies everything queued in one transaction, commits,
-// and completes the Commits of all the Appends it took.
+// goroutine at a time applies everything queued in one transaction,
+// commits, and completes the Commits of all the Appends it took. That is
+// the goroutine that waits for a Commit when nothing else is committing
+// (core.NewLedCommit: a lone writer's publish is committed on its own
+// goroutine, with no hand-off), else the store's writer goroutine, which
+// takes over whenever more is queued behind a commit, commits everything
+// while several writers share the commits, and commits, within
+// flushDelay, what nobody waits for.
 //
 // # Durability
 //
@@ -31,6 +37,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/lapse-emulator/lapse/core"
 )
@@ -62,16 +69,31 @@ type Store struct {
 	connMu   sync.Mutex
 	dbClosed bool // on connMu
 
-	mu      sync.Mutex
-	wake    *sync.Cond // signalled on mu when the queue fills or the store closes
-	queue   []pending  // Appends waiting for the writer, in order
-	closing bool       // no more Appends
+	mu         sync.Mutex
+	queue      []pending // Appends waiting to be committed, in order
+	spare      []pending // the last batch's array, for the next queue
+	committing bool      // a goroutine is applying a batch
+	// shared is set while commits hold several Appends: the writer
+	// goroutine commits, not the waiters.
+	shared   atomic.Bool
+	flushing bool // flush is set to fire
+	closing  bool // no more Appends
+	// kick wakes the writer goroutine: more is queued behind a commit, or
+	// the store closes. flush fires flushDelay after an Append that found
+	// it idle, for the Appends nobody waits for.
+	kick  chan struct{}
+	flush *time.Timer
 
 	aborted atomic.Bool // Close's context ended: fail what is still queued
 
 	lastSeq map[core.EntityKey]uint64 // the writer's scratch: highest Seq put per entity in a batch
+	// entities are the stored entities' numbers and LastSeqs, the
+	// writer's (on connMu).
+	entities entityRows
 	// lastItemOp is the writer's scratch: the position of each item's last op in a batch.
 	lastItemOp map[itemRef]int
+	// args is the writer's scratch: a statement's arguments.
+	args []any
 	// writes is the writer's scratch: a batch's item writes.
 	writes    itemWrites
 	txs       atomic.Uint64 // transactions committed, for the benchmarks
@@ -91,10 +113,10 @@ type pending struct {
 // package doc says) or failed. It does not wait for I/O. The store keeps
 // ops and what they point to until the Commit is done: the caller must not
 // change them. An Append whose ops are malformed (a put without its Entity
-// or Item, an unknown kind, a Seq of 2^63 or more) fails as a whole with
+// or Item, an unknown kind, a Seq above core.MaxSeq) fails as a whole with
 // core.EINVALID and changes nothing.
 func (s *Store) Append(ops []core.Op) *core.Commit {
-	c := core.NewCommit()
+	c := core.NewLedCommit(s.lead)
 	if err := validate(ops); err != nil {
 		c.Done(err)
 		return c
@@ -111,8 +133,15 @@ func (s *Store) Append(ops []core.Op) *core.Commit {
 		return c
 	}
 	s.queue = append(s.queue, pending{ops: ops, commit: c})
+	shared := s.shared.Load()
+	if !shared && !s.flushing {
+		s.flushing = true
+		s.flush.Reset(flushDelay)
+	}
 	s.mu.Unlock()
-	s.wake.Signal()
+	if shared {
+		s.kickWriter()
+	}
 	return c
 }
 
@@ -130,8 +159,8 @@ func validate(ops []core.Op) error {
 			if op.Item == nil {
 				return core.Errorf(core.EINVALID, "op %d: OpPutItem without an Item", i)
 			}
-			if op.Item.Seq > math.MaxInt64 {
-				return core.Errorf(core.EINVALID, "op %d: Seq %d of an item of %v is 2^63 or more", i, op.Item.Seq, op.Key)
+			if op.Item.Seq > core.MaxSeq {
+				return core.Errorf(core.EINVALID, "op %d: Seq %d of an item of %v is more than core.MaxSeq", i, op.Item.Seq, op.Key)
 			}
 		case core.OpDeleteEntity, core.OpDeleteItem, core.OpReset, core.OpPutSessionState, core.OpDeleteSessionState:
 		default:
@@ -155,7 +184,7 @@ func (s *Store) close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing = true
 	s.mu.Unlock()
-	s.wake.Signal()
+	s.kickWriter()
 
 	var err error
 	select {

@@ -264,7 +264,7 @@ func TestPutsSupersededInOneBatchAreSkipped(t *testing.T) {
 		got = append(got, fmt.Sprintf("%d %s", it.Seq, it.Body))
 	}
 	last := snap.Entities[0].LastSeq
-	if !cmp.Equal(got, []string{"2 second", "3 kept"}) || last != 3 {
+	if !cmp.Equal(got, []string{"2 second", "3 kept"}) || last != 3+seqReserve {
 		t.Fatalf("stored %q, LastSeq %d", got, last)
 	}
 }
@@ -300,7 +300,54 @@ func TestItemWritesInMultiRowStatements(t *testing.T) {
 	if n := len(snap.Items[missing]); n != 0 {
 		t.Fatalf("%d items stored for an entity that is not", n)
 	}
-	if en, _ := snap.Entity(a); en.LastSeq != 250 {
-		t.Fatalf("LastSeq %d", en.LastSeq)
+	// The first batch reserved up to 100+seqReserve: the second, within
+	// the reserve, did not write it.
+	if en, _ := snap.Entity(a); en.LastSeq != 100+seqReserve {
+		t.Fatalf("LastSeq %d, want %d", en.LastSeq, 100+seqReserve)
+	}
+}
+
+// An entity's row is written once per seqReserve items, not in every
+// transaction that puts one; its LastSeq stays at least the highest Seq
+// put, across a reopen, a deleted and a recreated entity.
+func TestLastSeqIsRaisedPastAReserve(t *testing.T) {
+	dir := t.TempDir()
+	s := MustOpen(t, dir)
+	k := core.EntityKey{Protocol: "test", Name: "q"}
+	put := func(seq uint64) core.Op {
+		return core.Op{Kind: core.OpPutItem, Key: k, Item: &core.Item{Seq: seq, Persistent: true}}
+	}
+	entity := core.Op{Kind: core.OpPutEntity, Key: k, Entity: &core.Entity{EntityKey: k, Durable: true}}
+	lastSeq := func(s *Store) uint64 {
+		t.Helper()
+		en, ok := storetest.MustLoad(t, s).Entity(k)
+		if !ok {
+			t.Fatal("entity not stored")
+		}
+		return en.LastSeq
+	}
+	storetest.MustAppend(t, s, entity)
+	for seq := uint64(1); seq <= seqReserve+2; seq++ {
+		storetest.MustAppend(t, s, put(seq))
+	}
+	if got, want := lastSeq(s), uint64(seqReserve+2+seqReserve); got != want {
+		t.Fatalf("LastSeq %d after %d puts, want %d (raised at Seq 1, then at Seq %d)", got, seqReserve+2, want, seqReserve+2)
+	}
+	MustClose(t, s)
+	s = MustOpen(t, dir)
+	storetest.MustAppend(t, s, put(2*seqReserve+5))
+	if got, want := lastSeq(s), uint64(3*seqReserve+5); got != want {
+		t.Fatalf("LastSeq %d after a reopen and a put past the reserve, want %d", got, want)
+	}
+	// Deleted and made again: forgotten, then raised from the new row.
+	storetest.MustAppend(t, s, core.Op{Kind: core.OpDeleteEntity, Key: k}, entity, put(7))
+	if got, want := lastSeq(s), uint64(7+seqReserve); got != want {
+		t.Fatalf("LastSeq %d after the entity was made again and Seq 7 put, want %d", got, want)
+	}
+	storetest.MustAppend(t, s, core.Op{Kind: core.OpReset})
+	storetest.MustAppend(t, s, entity)
+	storetest.MustAppend(t, s, put(3))
+	if got, want := lastSeq(s), uint64(3+seqReserve); got != want {
+		t.Fatalf("LastSeq %d after a reset, want %d", got, want)
 	}
 }

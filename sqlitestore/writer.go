@@ -7,41 +7,105 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"time"
 
 	"github.com/lapse-emulator/lapse/core"
 )
 
-// run is the writer goroutine: it takes everything queued, commits it in
-// one transaction and completes the Commits, until the store closes and
-// the queue is empty.
+// flushDelay is how long an Append may wait for a committer when nobody
+// waits for its Commit: the writer goroutine commits it then.
+const flushDelay = time.Millisecond
+
+// run is the writer goroutine: woken by kickWriter, it commits what is
+// queued, batch after batch, unless another goroutine is committing; it
+// ends once the store closes and the queue is empty.
 func (s *Store) run() {
 	defer close(s.done)
-	var batch []pending
-	for {
-		s.mu.Lock()
-		for len(s.queue) == 0 && !s.closing {
-			s.wake.Wait()
+	for range s.kick {
+		for {
+			// Let the writers that the last commit woke append before
+			// taking the queue: with 16 writers waiting on their
+			// Commits, this more than doubles the writes per
+			// transaction (from about 6 to 14 on two cores,
+			// BenchmarkAcknowledgedWrites).
+			runtime.Gosched()
+			if !s.commitQueued() {
+				break
+			}
 		}
-		if len(s.queue) == 0 {
+		s.mu.Lock()
+		end := s.closing && len(s.queue) == 0 && !s.committing
+		s.flushing = false
+		if len(s.queue) > 0 && !s.committing {
+			// Queued after the last look and before the flag went down.
 			s.mu.Unlock()
+			s.kickWriter()
+			continue
+		}
+		s.mu.Unlock()
+		if end {
 			return
 		}
-		// Let the writers that the last commit woke append before taking
-		// the queue: with 16 writers waiting on their Commits, this more
-		// than doubles the writes per transaction (from about 6 to 14 on
-		// two cores, BenchmarkAcknowledgedWrites), and a lone writer
-		// loses nothing by it.
-		s.mu.Unlock()
-		runtime.Gosched()
-		s.mu.Lock()
-		// Swap the queue with the last batch's slice, so that neither
-		// grows a new array each time.
-		batch, s.queue = s.queue, batch[:0]
-		s.mu.Unlock()
-
-		s.commit(batch)
-		clear(batch) // let the ops go
 	}
+}
+
+// kickWriter wakes the writer goroutine, unless it is woken already.
+func (s *Store) kickWriter() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// lead is what Commit.Wait calls before it blocks: when nobody is
+// committing, the waiter commits the queue itself, which holds its own
+// Append. What is queued behind that commit goes to the writer goroutine,
+// so that a waiter never commits more than one batch.
+func (s *Store) lead() {
+	if s.shared.Load() {
+		return // the writer goroutine batches them (Append kicked it)
+	}
+	if s.commitQueued() {
+		s.mu.Lock()
+		more := len(s.queue) > 0 || s.closing // Close waits for the writer to end
+		s.mu.Unlock()
+		if more {
+			s.kickWriter()
+		}
+	}
+}
+
+// commitQueued commits everything queued in one transaction, unless the
+// queue is empty or another goroutine is committing; it reports whether
+// it committed.
+func (s *Store) commitQueued() bool {
+	s.mu.Lock()
+	if s.committing || len(s.queue) == 0 {
+		s.mu.Unlock()
+		return false
+	}
+	s.committing = true
+	// Swap the queue with the last batch's array, so that neither grows a
+	// new one each time.
+	batch := s.queue
+	s.queue, s.spare = s.spare[:0], nil
+	s.mu.Unlock()
+
+	s.commit(batch)
+	// Waiters lead while the commits are a lone writer's; when several
+	// writers share them, each leading a commit of its own would split
+	// them (a batch of one, then the rest), so the writer goroutine takes
+	// them all, as Append then asks it to.
+	s.shared.Store(len(batch) > 1)
+	clear(batch) // let the ops go
+
+	s.mu.Lock()
+	s.committing = false
+	if s.spare == nil {
+		s.spare = batch[:0]
+	}
+	s.mu.Unlock()
+	return true
 }
 
 // commit applies batch in one transaction and completes its Commits. If
@@ -75,14 +139,17 @@ func (s *Store) apply(batch []pending) error {
 	if _, err := st.begin.ExecContext(ctx); err != nil {
 		return s.writeError(err)
 	}
+	s.entities.begin()
 	err := s.applyOps(ctx, batch)
 	if err == nil {
 		_, err = st.commit.ExecContext(ctx)
 	}
 	if err == nil {
 		s.txs.Add(1)
+		s.entities.commit()
 	}
 	if err != nil {
+		s.entities.rollback()
 		// After a failed COMMIT the transaction may still be open.
 		_, _ = st.rollback.ExecContext(ctx)
 		return s.writeError(err)
@@ -129,7 +196,10 @@ func (s *Store) applyOps(ctx context.Context, batch []pending) error {
 				err = s.putEntity(ctx, op.Entity)
 			case core.OpDeleteEntity:
 				delete(lastSeq, op.Key)
-				_, err = st.deleteItems.ExecContext(ctx, op.Key.Protocol, op.Key.Name)
+				if r := s.entities.rows[op.Key]; r != nil {
+					_, err = st.deleteItems.ExecContext(ctx, itemID(r.num, 0), itemID(r.num, core.MaxSeq))
+					s.entities.remove(op.Key)
+				}
 				if err == nil {
 					_, err = st.deleteStates.ExecContext(ctx, op.Key.Protocol, op.Key.Name)
 				}
@@ -138,6 +208,7 @@ func (s *Store) applyOps(ctx context.Context, batch []pending) error {
 				}
 			case core.OpReset:
 				clear(lastSeq)
+				s.entities.reset()
 				_, err = st.deleteAllItems.ExecContext(ctx)
 				if err == nil {
 					_, err = st.deleteAllStates.ExecContext(ctx)
@@ -162,9 +233,10 @@ func (s *Store) applyOps(ctx context.Context, batch []pending) error {
 	if err := s.flushItems(ctx, w, lastSeq); err != nil {
 		return err
 	}
-	// LastSeq: once per entity and batch rather than once per item.
+	// LastSeq: once per entity and batch rather than once per item, and
+	// only past the reserve.
 	for k, seq := range lastSeq {
-		if _, err := st.raiseLastSeq.ExecContext(ctx, int64(seq), k.Protocol, k.Name); err != nil {
+		if err := s.raise(ctx, k, seq); err != nil {
 			return fmt.Errorf("raising LastSeq of %v: %w", k, err)
 		}
 	}
@@ -239,6 +311,10 @@ func opName(op core.Op) string {
 }
 
 func (s *Store) putEntity(ctx context.Context, e *core.Entity) error {
+	r, err := s.entities.put(e.EntityKey, e.LastSeq)
+	if err != nil {
+		return err
+	}
 	policy, err := json.Marshal(e.Policy)
 	if err != nil {
 		return err
@@ -251,7 +327,7 @@ func (s *Store) putEntity(ctx context.Context, e *core.Entity) error {
 	}
 	_, err = s.stmts.putEntity.ExecContext(ctx,
 		e.Protocol, e.Name, e.Kind, e.Parent, e.DeadLetterQueue, e.Durable,
-		string(policy), string(settings), e.Meta, millis(e.Created), int64(e.LastSeq))
+		string(policy), string(settings), e.Meta, millis(e.Created), int64(e.LastSeq), r.num)
 	return err
 }
 
@@ -290,16 +366,18 @@ func prepare(ctx context.Context, conn *sql.Conn) (*statements, error) {
 		{&st.begin, `BEGIN IMMEDIATE`},
 		{&st.commit, `COMMIT`},
 		{&st.rollback, `ROLLBACK`},
-		{&st.putEntity, `INSERT INTO entities (protocol, name, kind, parent, dead_letter_queue, durable, policy, settings, meta, created, last_seq)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		// An entity put again keeps its number.
+		{&st.putEntity, `INSERT INTO entities (protocol, name, kind, parent, dead_letter_queue, durable, policy, settings, meta, created, last_seq, num)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (protocol, name) DO UPDATE SET
 				kind = excluded.kind, parent = excluded.parent, dead_letter_queue = excluded.dead_letter_queue,
 				durable = excluded.durable, policy = excluded.policy, settings = excluded.settings,
 				meta = excluded.meta, created = excluded.created,
 				last_seq = max(entities.last_seq, excluded.last_seq)`},
 		{&st.deleteEntity, `DELETE FROM entities WHERE protocol = ? AND name = ?`},
-		{&st.deleteItems, `DELETE FROM items WHERE protocol = ? AND name = ?`},
-		{&st.raiseLastSeq, `UPDATE entities SET last_seq = max(last_seq, ?) WHERE protocol = ? AND name = ?`},
+		// An entity's items are the ids of its number (entities.go).
+		{&st.deleteItems, `DELETE FROM items WHERE id BETWEEN ? AND ?`},
+		{&st.raiseLastSeq, `UPDATE entities SET last_seq = max(last_seq, ?) WHERE num = ?`},
 		{&st.deleteAllItems, `DELETE FROM items`},
 		{&st.deleteAllEntities, `DELETE FROM entities`},
 		// A state of an entity that is not stored is not stored either.

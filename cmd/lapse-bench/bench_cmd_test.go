@@ -68,7 +68,7 @@ func TestParseBenchFlags(t *testing.T) {
 		}()},
 		{"CosmosScenarioAndGroup", []string{"--scenarios", "cosmos-query-pk,cosmos"}, func() benchConfig {
 			c := defaults
-			c.Scenarios = []string{"cosmos-query-pk", "cosmos-create", "cosmos-read", "cosmos-query-id", "cosmos-upsert"}
+			c.Scenarios = []string{"cosmos-query-pk", "cosmos-create", "cosmos-read", "cosmos-query-id", "cosmos-upsert", "cosmos-replace"}
 			return c
 		}()},
 		{"OrderKeptOnceEach", []string{"-scenarios=memory,all,memory"}, func() benchConfig {

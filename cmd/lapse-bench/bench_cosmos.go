@@ -164,6 +164,31 @@ func benchCosmosUpsert(ctx context.Context, c benchConfig) (benchResult, error) 
 	})
 }
 
+// benchCosmosReplace is cosmos-replace: c.Items items created first (not
+// timed), then each replaced (ReplaceItem) once with a new revision, in a
+// random order.
+func benchCosmosReplace(ctx context.Context, c benchConfig) (benchResult, error) {
+	return withCosmosSession(ctx, c, "cosmos-replace", func(s *cosmosSession) (benchResult, error) {
+		if err := s.load(); err != nil {
+			return benchResult{}, err
+		}
+		next := make([][]byte, c.Items)
+		for i := range next {
+			next[i] = benchCosmosItem(s.id(i), i, s.partitions, 1)
+		}
+		order := rand.Perm(c.Items)
+		took, err := s.each(c.Items, c.Workers, func(ctx context.Context, i int) error {
+			i = order[i]
+			_, err := s.ct.ReplaceItem(ctx, s.pk(i), s.id(i), next[i], nil)
+			return err
+		})
+		if err != nil {
+			return benchResult{}, fmt.Errorf("ReplaceItem: %w", err)
+		}
+		return s.rate(c.Items, took, "ReplaceItem of existing items in a random order"), nil
+	})
+}
+
 // cosmosSession is one run of a Cosmos DB scenario: a client, the
 // database and container it made, and the items it writes.
 type cosmosSession struct {

@@ -11,7 +11,7 @@ import (
 )
 
 // benchCosmosAll is the group cosmos in the order it runs.
-var benchCosmosAll = []string{"cosmos-create", "cosmos-read", "cosmos-query-id", "cosmos-query-pk", "cosmos-upsert"}
+var benchCosmosAll = []string{"cosmos-create", "cosmos-read", "cosmos-query-id", "cosmos-query-pk", "cosmos-upsert", "cosmos-replace"}
 
 // cosmosURL is the plain-HTTP endpoint of m's Cosmos DB front-end.
 func cosmosURL(m *server.Main) string {
@@ -37,7 +37,7 @@ func TestBenchCosmosOnLapse(t *testing.T) {
 			// Each scenario counts operations: cosmos-query-pk a tenth as many.
 			checkBenchResults(t, map[string]benchResult{"cosmos-query-pk": got["cosmos-query-pk"]}, 25, "cosmos-query-pk")
 			delete(got, "cosmos-query-pk")
-			checkBenchResults(t, got, 250, "cosmos-create", "cosmos-read", "cosmos-query-id", "cosmos-upsert")
+			checkBenchResults(t, got, 250, "cosmos-create", "cosmos-read", "cosmos-query-id", "cosmos-upsert", "cosmos-replace")
 		})
 	}
 	t.Run("WrongKey", func(t *testing.T) {

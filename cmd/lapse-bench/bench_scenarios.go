@@ -80,6 +80,7 @@ func benchScenarios() []benchScenario {
 		{"cosmos-query-id", benchCosmosQueryByID, false, benchCosmos},
 		{"cosmos-query-pk", benchCosmosQueryByPK, false, benchCosmos},
 		{"cosmos-upsert", benchCosmosUpsert, false, benchCosmos},
+		{"cosmos-replace", benchCosmosReplace, false, benchCosmos},
 	}
 }
 

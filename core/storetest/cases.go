@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"testing"
 	"time"
@@ -170,7 +169,7 @@ func testKeyIsProtocolAndName(t *testing.T, open Opener) {
 
 func testLoadOrder(t *testing.T, open Opener) {
 	h := newHarness(t, open)
-	seqs := []uint64{5, 2, 9, 10, 100, 1 << 40, math.MaxInt64, 1, 7, 99}
+	seqs := []uint64{5, 2, 9, 10, 100, 1 << 40, core.MaxSeq, 1, 7, 99}
 	for _, k := range []core.EntityKey{key(core.Cosmos, "db/b"), key(core.ServiceBus, "z"), key(core.Cosmos, "db/a")} {
 		h.mustAppend(putEntity(newEntity(k)))
 		for _, seq := range seqs {

@@ -38,7 +38,7 @@
 //     that is not stored does nothing.
 //
 // The suite never puts an item of an entity that is not stored, and keeps
-// Seqs below 2^63 (SQLite's INTEGER is signed).
+// Seqs at most core.MaxSeq.
 package storetest
 
 import (
