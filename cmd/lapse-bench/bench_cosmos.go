@@ -143,24 +143,9 @@ func benchCosmosQueryByPK(ctx context.Context, c benchConfig) (benchResult, erro
 // timed), then each upserted (UpsertItem) once with a new revision, in a
 // random order: a replace of an existing item.
 func benchCosmosUpsert(ctx context.Context, c benchConfig) (benchResult, error) {
-	return withCosmosSession(ctx, c, "cosmos-upsert", func(s *cosmosSession) (benchResult, error) {
-		if err := s.load(); err != nil {
-			return benchResult{}, err
-		}
-		next := make([][]byte, c.Items)
-		for i := range next {
-			next[i] = benchCosmosItem(s.id(i), i, s.partitions, 1)
-		}
-		order := rand.Perm(c.Items)
-		took, err := s.each(c.Items, c.Workers, func(ctx context.Context, i int) error {
-			i = order[i]
-			_, err := s.ct.UpsertItem(ctx, s.pk(i), next[i], nil)
-			return err
-		})
-		if err != nil {
-			return benchResult{}, fmt.Errorf("UpsertItem: %w", err)
-		}
-		return s.rate(c.Items, took, "UpsertItem of existing items in a random order"), nil
+	return benchCosmosRewrite(ctx, c, "cosmos-upsert", "UpsertItem", func(ctx context.Context, s *cosmosSession, i int, doc []byte) error {
+		_, err := s.ct.UpsertItem(ctx, s.pk(i), doc, nil)
+		return err
 	})
 }
 
@@ -168,7 +153,17 @@ func benchCosmosUpsert(ctx context.Context, c benchConfig) (benchResult, error) 
 // timed), then each replaced (ReplaceItem) once with a new revision, in a
 // random order.
 func benchCosmosReplace(ctx context.Context, c benchConfig) (benchResult, error) {
-	return withCosmosSession(ctx, c, "cosmos-replace", func(s *cosmosSession) (benchResult, error) {
+	return benchCosmosRewrite(ctx, c, "cosmos-replace", "ReplaceItem", func(ctx context.Context, s *cosmosSession, i int, doc []byte) error {
+		_, err := s.ct.ReplaceItem(ctx, s.pk(i), s.id(i), doc, nil)
+		return err
+	})
+}
+
+// benchCosmosRewrite creates c.Items items (not timed), then writes each
+// once more with a new revision through write (the SDK call named call),
+// in a random order.
+func benchCosmosRewrite(ctx context.Context, c benchConfig, scenario, call string, write func(ctx context.Context, s *cosmosSession, i int, doc []byte) error) (benchResult, error) {
+	return withCosmosSession(ctx, c, scenario, func(s *cosmosSession) (benchResult, error) {
 		if err := s.load(); err != nil {
 			return benchResult{}, err
 		}
@@ -178,14 +173,12 @@ func benchCosmosReplace(ctx context.Context, c benchConfig) (benchResult, error)
 		}
 		order := rand.Perm(c.Items)
 		took, err := s.each(c.Items, c.Workers, func(ctx context.Context, i int) error {
-			i = order[i]
-			_, err := s.ct.ReplaceItem(ctx, s.pk(i), s.id(i), next[i], nil)
-			return err
+			return write(ctx, s, order[i], next[order[i]])
 		})
 		if err != nil {
-			return benchResult{}, fmt.Errorf("ReplaceItem: %w", err)
+			return benchResult{}, fmt.Errorf("%s: %w", call, err)
 		}
-		return s.rate(c.Items, took, "ReplaceItem of existing items in a random order"), nil
+		return s.rate(c.Items, took, call+" of existing items in a random order"), nil
 	})
 }
 
