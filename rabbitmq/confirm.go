@@ -11,10 +11,22 @@ import (
 // confirmer sends a confirm mode channel's basic.ack and basic.nack: in
 // publish order, each once the message's writes are durable (EM-3), many
 // at a time with multiple when several are ready together.
+//
+// When nothing is waiting to be confirmed and the client has sent nothing
+// more, a publisher most likely waits for this very confirm: the
+// connection's goroutine then confirms it itself (now), rather than
+// handing it to the confirmer's goroutine and that goroutine waking.
 type confirmer struct {
 	ch   *channel
 	in   chan confirmReq
 	stop func()
+
+	mu sync.Mutex
+	// pending counts the confirms queued and not yet sent; lastSent is the
+	// highest seq confirmed. Whoever sends (run, or now while pending is
+	// 0) owns lastSent until pending is back to 0.
+	pending  int
+	lastSent uint64
 }
 
 type confirmReq struct {
@@ -35,12 +47,44 @@ func newConfirmer(ch *channel) *confirmer {
 
 // add queues the confirm of publish seq.
 func (cf *confirmer) add(seq uint64, commit *core.Commit, nack bool) {
+	cf.mu.Lock()
+	cf.pending++
+	cf.mu.Unlock()
 	cf.in <- confirmReq{seq: seq, commit: commit, nack: nack}
+}
+
+// now confirms publish seq on the caller's goroutine once its writes are
+// durable, and reports true, if no earlier confirm is still to be sent;
+// else it does nothing and reports false (add queues it then). It blocks
+// for the commit (which the caller then leads, core.NewLedCommit) and the
+// write of the frame.
+func (cf *confirmer) now(seq uint64, commit *core.Commit, nack bool) bool {
+	cf.mu.Lock()
+	if cf.pending > 0 {
+		cf.mu.Unlock()
+		return false
+	}
+	cf.pending++ // every earlier publish is confirmed: seq is the next
+	cf.mu.Unlock()
+	if commit != nil && commit.Wait(context.Background()) != nil {
+		nack = true
+	}
+	var m wire.Method = &wire.BasicAck{DeliveryTag: seq}
+	if nack {
+		m = &wire.BasicNack{DeliveryTag: seq}
+	}
+	cf.ch.c.w.writeNow(func(b []byte) []byte { return wire.AppendMethodFrame(b, cf.ch.id, m) })
+	cf.mu.Lock()
+	cf.lastSent = seq
+	cf.pending--
+	cf.mu.Unlock()
+	return true
 }
 
 func (cf *confirmer) run(done chan struct{}) {
 	defer cf.ch.c.s.wg.Done()
 	var acked, lastSent uint64 // acked: highest seq ready to ack; lastSent: highest seq confirmed
+	taken := 0                 // requests taken since pending was last lowered
 	flush := func() {
 		if acked > lastSent {
 			ack := &wire.BasicAck{DeliveryTag: acked, Multiple: acked > lastSent+1}
@@ -55,7 +99,13 @@ func (cf *confirmer) run(done chan struct{}) {
 		case <-done:
 			return
 		}
+		// pending > 0 from add until this batch is sent: now stays out and
+		// lastSent is this goroutine's.
+		cf.mu.Lock()
+		acked, lastSent = cf.lastSent, cf.lastSent
+		cf.mu.Unlock()
 		for {
+			taken++
 			nack := r.nack
 			if r.commit != nil && r.commit.Wait(context.Background()) != nil {
 				nack = true
@@ -76,6 +126,11 @@ func (cf *confirmer) run(done chan struct{}) {
 			break
 		}
 		flush()
+		cf.mu.Lock()
+		cf.lastSent = lastSent
+		cf.pending -= taken
+		cf.mu.Unlock()
+		taken = 0
 	}
 }
 

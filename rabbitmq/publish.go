@@ -165,7 +165,7 @@ func (ch *channel) finishPublish() error {
 	if res.routed == 0 && m.mandatory {
 		ch.basicReturn(m, wire.NoRoute, "NO_ROUTE")
 	}
-	if ch.confirm != nil {
+	if ch.confirm != nil && (ch.c.r.Buffered() > 0 || !ch.confirm.now(seq, res.commit, res.rejected)) {
 		ch.confirm.add(seq, res.commit, res.rejected)
 	}
 	return nil

@@ -59,6 +59,10 @@ type Reader struct {
 	err  *Error // a protocol fault: the stream is out of step for good
 }
 
+// Buffered is how many bytes were read from the stream and not yet
+// returned in a frame: more the peer sent already.
+func (r *Reader) Buffered() int { return r.w - r.r }
+
 // NewReader returns a Reader of rd whose frame limit is FrameMinSize, the
 // spec's frame-max before tuning and RabbitMQ's initial_frame_max default.
 func NewReader(rd io.Reader) *Reader {
