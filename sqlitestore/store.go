@@ -127,9 +127,9 @@ func (s *Store) Append(ops []core.Op) *core.Commit {
 		c.Done(core.Errorf(core.EUNAVAILABLE, "the store is closed"))
 		return c
 	}
-	if len(ops) == 0 && len(s.queue) == 0 {
+	if len(ops) == 0 && len(s.queue) == 0 && !s.committing {
 		s.mu.Unlock()
-		c.Done(nil) // nothing to wait for
+		c.Done(nil) // nothing to wait for: every earlier Append is committed
 		return c
 	}
 	s.queue = append(s.queue, pending{ops: ops, commit: c})
