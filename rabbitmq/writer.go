@@ -67,10 +67,7 @@ func (w *frameWriter) begin() (buf []byte, ok bool) {
 func (w *frameWriter) end(buf []byte) {
 	w.buf = buf
 	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
+	w.signal()
 }
 
 // writeNow is write for a goroutine that may block on the connection
@@ -112,10 +109,7 @@ func (w *frameWriter) writeNow(fn func([]byte) []byte) bool {
 	more := len(w.buf) > 0 || w.closed
 	w.mu.Unlock()
 	if more {
-		select {
-		case w.wake <- struct{}{}:
-		default:
-		}
+		w.signal()
 	}
 	return err == nil
 }
@@ -158,11 +152,16 @@ func (w *frameWriter) run() {
 			return
 		}
 		if more || closed {
-			select {
-			case w.wake <- struct{}{}:
-			default:
-			}
+			w.signal()
 		}
+	}
+}
+
+// signal wakes the writing goroutine, unless it is woken already.
+func (w *frameWriter) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -172,8 +171,5 @@ func (w *frameWriter) close() {
 	w.closed = true
 	w.cond.Broadcast()
 	w.mu.Unlock()
-	select {
-	case w.wake <- struct{}{}:
-	default:
-	}
+	w.signal()
 }
