@@ -24,7 +24,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -310,12 +309,7 @@ func badinputNewGood(t *testing.T, l *Lapse, cfg *tls.Config) *badinputGood {
 // signing with key, over tr (which trusts lapse's certificate).
 func badinputCosmosClient(t *testing.T, l *Lapse, key string, tr *http.Transport) *azcosmos.Client {
 	t.Helper()
-	cred, err := azcosmos.NewKeyCredential(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := azcosmos.NewClientWithKey(l.CosmosEndpoint(), cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{
-		Transport: &http.Client{Transport: tr}}})
+	c, err := l.CosmosClient(key, tr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,11 +50,7 @@ func clockCosmosSetup(t *testing.T, l *Lapse) *clockCosmos {
 	t.Helper()
 	tr := &http.Transport{TLSClientConfig: l.TLS()}
 	t.Cleanup(tr.CloseIdleConnections)
-	cred, err := azcosmos.NewKeyCredential(CosmosKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := azcosmos.NewClientWithKey(l.CosmosEndpoint(), cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}}})
+	c, err := l.CosmosClient(CosmosKey, tr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func TestConnectionsPastTheFileLimitAreAcceptedOnceFilesFree(t *testing.T) {
 	conn.Close()
 	tr := connsCosmosTransport(l.TLS(), &atomic.Int64{})
 	defer tr.CloseIdleConnections()
-	c, err := connsCosmosClient(l, tr)
+	c, err := l.CosmosClient(CosmosKey, tr)
 	if err != nil {
 		t.Fatal(err)
 	}

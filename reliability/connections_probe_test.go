@@ -69,7 +69,7 @@ func connsNewProbes(t *testing.T, l *Lapse) *connsProbes {
 	}
 
 	p.cosmosTr = connsCosmosTransport(l.TLS(), &atomic.Int64{})
-	c, err := connsCosmosClient(l, p.cosmosTr)
+	c, err := l.CosmosClient(CosmosKey, p.cosmosTr)
 	if err != nil {
 		t.Fatal(err)
 	}

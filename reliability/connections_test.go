@@ -18,8 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -301,7 +299,7 @@ func connsOpenCosmos(t *testing.T, l *Lapse) (trs []*http.Transport, dials *atom
 		tr := connsCosmosTransport(cfg.Clone(), dials)
 		trs[i] = tr
 		err := func() error {
-			c, err := connsCosmosClient(l, tr)
+			c, err := l.CosmosClient(CosmosKey, tr)
 			if err != nil {
 				return err
 			}
@@ -336,15 +334,6 @@ func connsCosmosTransport(cfg *tls.Config, dials *atomic.Int64) *http.Transport 
 			return d.DialContext(ctx, network, addr)
 		},
 	}
-}
-
-// connsCosmosClient is an azcosmos client of lapse over tr, without retries.
-func connsCosmosClient(l *Lapse, tr *http.Transport) (*azcosmos.Client, error) {
-	cred, err := azcosmos.NewKeyCredential(CosmosKey)
-	if err != nil {
-		return nil, err
-	}
-	return azcosmos.NewClientWithKey(l.CosmosEndpoint(), cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}}})
 }
 
 // connsOwnFileLimit is the test process's limit of open files.

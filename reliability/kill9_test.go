@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -276,14 +275,9 @@ func kill9SendServiceBus(ctx context.Context, c *azservicebus.Client, prefix str
 // HTTPS with keep-alive connections, one per goroutine.
 func kill9CosmosContainer(t *testing.T, l *Lapse) *azcosmos.ContainerClient {
 	t.Helper()
-	cred, err := azcosmos.NewKeyCredential(CosmosKey)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tr := &http.Transport{TLSClientConfig: l.TLS(), MaxIdleConnsPerHost: kill9Goroutines}
 	t.Cleanup(tr.CloseIdleConnections)
-	client, err := azcosmos.NewClientWithKey(l.CosmosEndpoint(), cred,
-		&azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}}})
+	client, err := l.CosmosClient(CosmosKey, tr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/lapse-emulator/lapse/internal/control"
 )
 
@@ -339,9 +341,21 @@ func (l *Lapse) ServiceBusConnectionString() string {
 	return "Endpoint=sb://" + l.Addrs["amqp"] + ";SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;"
 }
 
-// CosmosEndpoint is the Cosmos DB endpoint over HTTPS; CosmosTLS trusts
-// its certificate.
+// CosmosEndpoint is the Cosmos DB endpoint over HTTPS; TLS trusts its
+// certificate.
 func (l *Lapse) CosmosEndpoint() string { return "https://" + l.Addrs["cosmos"] + "/" }
+
+// CosmosClient is an azcosmos client of CosmosEndpoint signing with key
+// (CosmosKey, or a wrong one), over tr, which must trust lapse's
+// certificate (TLS).
+func (l *Lapse) CosmosClient(key string, tr *http.Transport) (*azcosmos.Client, error) {
+	cred, err := azcosmos.NewKeyCredential(key)
+	if err != nil {
+		return nil, err
+	}
+	return azcosmos.NewClientWithKey(l.CosmosEndpoint(), cred, &azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{
+		Transport: &http.Client{Transport: tr}}})
+}
 
 // TLS returns a client configuration that trusts lapse's certificate (GET
 // /cert.pem).
