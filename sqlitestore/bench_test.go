@@ -177,3 +177,50 @@ func BenchmarkSQLiteReference(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSQLiteReferenceItemRows is BenchmarkSQLiteReference with the
+// store's own rows and statements: the items of BenchmarkAcknowledgedWrites
+// written by putItems (multi-row statements of up to maxRows rows) between
+// BEGIN IMMEDIATE and COMMIT, on one goroutine, with no queue, Commit or
+// hand-off. rows-per-tx=1, 16 and 256 are what a transaction of 1, 16 and
+// 256 writers holds at most: how fast BenchmarkAcknowledgedWrites could go
+// if the store's machinery cost nothing.
+func BenchmarkSQLiteReferenceItemRows(b *testing.B) {
+	for _, perTx := range []int{1, 16, 256} {
+		b.Run(fmt.Sprintf("rows-per-tx=%d", perTx), func(b *testing.B) {
+			s := MustOpen(b, b.TempDir())
+			k := core.EntityKey{Protocol: core.ServiceBus, Name: "bench"}
+			storetest.MustAppend(b, s, core.Op{Kind: core.OpPutEntity, Key: k, Entity: &core.Entity{EntityKey: k, Kind: "queue", Durable: true}})
+			body := make([]byte, 100)
+			at := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+			ctx := context.Background()
+			s.connMu.Lock()
+			defer s.connMu.Unlock()
+			items := make([]*core.Item, perTx)
+			b.ResetTimer()
+			start := time.Now()
+			for seq := uint64(0); seq < uint64(b.N); {
+				for i := range items {
+					seq++
+					items[i] = benchItem(seq, body, at)
+				}
+				if _, err := s.stmts.begin.ExecContext(ctx); err != nil {
+					b.Fatal(err)
+				}
+				for rest := items; len(rest) > 0; {
+					n := chunk(len(rest))
+					if _, err := s.putItems(ctx, k, rest[:n]); err != nil {
+						b.Fatal(err)
+					}
+					rest = rest[n:]
+				}
+				if _, err := s.stmts.commit.ExecContext(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			elapsed := time.Since(start)
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "rows/s")
+		})
+	}
+}
