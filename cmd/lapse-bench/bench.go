@@ -53,6 +53,9 @@ type benchConfig struct {
 	CosmosKey string
 	Items     int
 	Workers   int
+	// CeilingAddr, when set, makes lapse-bench serve the Cosmos DB ceiling
+	// there instead of running scenarios (bench_cosmos_ceiling.go).
+	CeilingAddr string
 }
 
 // The values of --amqp1-auth.
@@ -102,6 +105,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	case err != nil:
 		fmt.Fprintf(stderr, "lapse-bench: %s\n", oneLine(err))
 		return 1
+	}
+	if c.CeilingAddr != "" {
+		if err := serveCosmosCeiling(ctx, c.CeilingAddr, stdout); err != nil {
+			fmt.Fprintf(stderr, "lapse-bench: --serve-cosmos-ceiling: %s\n", oneLine(err))
+			return 1
+		}
+		return 0
 	}
 	if err := benchPreflight(ctx, c); err != nil {
 		fmt.Fprintf(stderr, "lapse-bench: %s\n", oneLine(err))
@@ -197,6 +207,9 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.StringVar(&c.CosmosKey, "cosmos-key", cosmos.EmulatorKey, "Cosmos DB account key of --cosmos-url (default: the emulator's well-known key)")
 	fs.IntVar(&c.Items, "items", 10000, "items of about 1 KB per cosmos scenario (cosmos-query-pk runs a tenth as many queries)")
 	fs.IntVar(&c.Workers, "workers", 1, "goroutines sending the cosmos scenarios' requests at once, each waiting for its answer")
+	fs.StringVar(&c.CeilingAddr, "serve-cosmos-ceiling", "", "run no scenario: serve on this address (host:port) until interrupted a Cosmos DB account that\n"+
+		"answers the cosmos scenarios (but cosmos-query-pk) with fixed answers and keeps nothing, the most any\n"+
+		"server could let the client do on this machine; point --cosmos-url of another lapse-bench at it")
 	pos, err := parseFlags(fs, args, false, stderr)
 	if err != nil {
 		return c, err

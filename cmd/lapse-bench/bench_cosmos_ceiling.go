@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// The Cosmos DB ceiling (--serve-cosmos-ceiling) is an HTTP server that
+// answers the requests of the cosmos scenarios with fixed, well-formed
+// answers and keeps nothing: no database, no check of the key. The
+// scenarios run against it show what the azcosmos client and the machine
+// alone allow: no server can answer faster than one that does no work, so
+// an emulator's figure is between the ceiling's and zero, and a target of
+// "k times another emulator" above the ceiling's ratio is out of any
+// server's reach on that machine. It is a measuring device, not an
+// emulator: it answers cosmos-create, cosmos-read, cosmos-upsert,
+// cosmos-replace and cosmos-query-id (each query finds one item), but not
+// cosmos-query-pk, whose check needs the items it stored.
+
+// ceilingItem is the body of every item the ceiling returns: about 1 KB,
+// as the scenarios' items are.
+var ceilingItem = `{"id":"item-0000000","pk":"pk-000","rev":0,"body":"` + strings.Repeat("x", 900) +
+	`","_rid":"AAAAAAAAAAABAAAAAAAAAA==","_self":"dbs/AAAAAA==/colls/AAAAAAAAAAA=/docs/AAAAAAAAAAABAAAAAAAAAA==/",` +
+	`"_etag":"\"00000000-0000-0000-0000-000000000000\"","_attachments":"attachments/","_ts":1700000000}`
+
+// cosmosCeiling is the ceiling's handler.
+func cosmosCeiling(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("x-ms-request-charge", "1")
+	h.Set("x-ms-session-token", "0:-1#1")
+	h.Set("etag", `"00000000-0000-0000-0000-000000000000"`)
+	path := strings.Trim(r.URL.Path, "/")
+	switch {
+	case path == "" && r.Method == http.MethodGet:
+		// The account, which the client reads first.
+		endpoint := fmt.Sprintf(`[{"name":"ceiling","databaseAccountEndpoint":"http://%s/"}]`, r.Host)
+		fmt.Fprintf(w, `{"id":"ceiling","_rid":"ceiling","writableLocations":%s,"readableLocations":%s,`+
+			`"enableMultipleWriteLocations":false,"userConsistencyPolicy":{"defaultConsistencyLevel":"Session"}}`, endpoint, endpoint)
+	case r.Method == http.MethodDelete:
+		w.WriteHeader(http.StatusNoContent)
+	case r.Method == http.MethodGet && strings.Contains(path, "/docs/"):
+		io.WriteString(w, ceilingItem)
+	case r.Method == http.MethodGet:
+		// What the scenarios read otherwise (lapse-bench's preflight reads
+		// a database that does not exist).
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, `{"code":"NotFound","message":"the ceiling keeps nothing"}`)
+	case r.Method == http.MethodPost && strings.HasPrefix(r.Header.Get("Content-Type"), "application/query+json"):
+		io.WriteString(w, `{"_rid":"AAAAAAAAAAA=","Documents":[`+ceilingItem+`],"_count":1}`)
+	case r.Method == http.MethodPost:
+		// Creates of databases, containers and items: the request's body.
+		w.WriteHeader(http.StatusCreated)
+		w.Write(body)
+	default:
+		// Replaces and upserts (PUT, and POST with the upsert header above).
+		w.Write(body)
+	}
+}
+
+// serveCosmosCeiling serves the ceiling on addr until ctx ends, saying
+// where on out.
+func serveCosmosCeiling(ctx context.Context, addr string, out io.Writer) error {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(cosmosCeiling), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(out, "lapse-bench: the Cosmos DB ceiling answers on http://%s/ (keeps nothing; --cosmos-url of the cosmos scenarios but cosmos-query-pk)\n", l.Addr())
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
