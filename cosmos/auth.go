@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"hash"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -94,9 +96,16 @@ func (s *Server) signatureOK(auth, payload string) bool {
 	if err != nil {
 		return false
 	}
-	mac := hmac.New(sha256.New, s.key)
-	mac.Write([]byte(payload))
-	return hmac.Equal(got, mac.Sum(nil))
+	mac, _ := s.macs.Get().(hash.Hash)
+	if mac == nil {
+		mac = hmac.New(sha256.New, s.key)
+	}
+	mac.Reset()
+	io.WriteString(mac, payload)
+	var sum [sha256.Size]byte
+	ok := hmac.Equal(got, mac.Sum(sum[:0]))
+	s.macs.Put(mac)
+	return ok
 }
 
 // emulatorTokenOK reports whether token is a Microsoft Entra ID token as

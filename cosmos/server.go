@@ -6,10 +6,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/httpserver"
 )
@@ -53,6 +53,8 @@ type Server struct {
 	log     *slog.Logger
 	key     []byte
 	etags   etagSource
+	acts    activityIDs
+	macs    sync.Pool // HMAC-SHA256s of key, for signatureOK
 	metas   metaCache
 	rids    ridIndex
 	docNums docNumbers
@@ -89,6 +91,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, log: log, key: key}
 	s.account.setConsistency(level)
 	s.etags.init()
+	s.acts.init()
 	s.Server = httpserver.New("Cosmos DB API", cfg.Addr, s.routes(), log)
 	if cfg.Certificate != nil {
 		s.ServeTLS(&tls.Config{Certificates: []tls.Certificate{*cfg.Certificate}})
@@ -165,7 +168,7 @@ const (
 func (s *Server) common() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		h := c.Writer.Header()
-		h.Set(hdrActivityID, uuid.NewString())
+		h.Set(hdrActivityID, s.acts.next())
 		h.Set(hdrRequestCharge, "1")
 		h.Set("x-ms-serviceversion", "version=2.14.0.0")
 		h.Set("x-ms-gatewayversion", "version=2.14.0")

@@ -3,6 +3,8 @@ package cosmos
 import (
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // asService puts in front of the routes what the service's gateway does
@@ -64,12 +66,29 @@ var canonicalHeaders = map[string]bool{
 // Clients that look headers up in a plain map (azure-cosmos 3.x reads
 // "x-ms-continuation" from a dict) find only these.
 func serviceHeaderName(name string) string {
-	c := http.CanonicalHeaderKey(name)
-	if canonicalHeaders[c] {
-		return c
+	if out, ok := serviceHeaderNames.Load(name); ok {
+		return out.(string)
 	}
-	return strings.ToLower(name)
+	out := strings.ToLower(name)
+	if c := http.CanonicalHeaderKey(name); canonicalHeaders[c] {
+		out = c
+	}
+	if serviceHeaderNameCount.Add(1) <= maxServiceHeaderNames {
+		serviceHeaderNames.Store(name, out)
+	}
+	return out
 }
+
+// serviceHeaderNames are the names serviceHeaderName returned, by the name
+// it was given: the same few on every response, renamed without an
+// allocation. Handlers name headers with constants, so there are few; a
+// name past the first maxServiceHeaderNames is renamed each time.
+var (
+	serviceHeaderNames     sync.Map
+	serviceHeaderNameCount atomic.Int64
+)
+
+const maxServiceHeaderNames = 1024
 
 // serviceHeaderWriter renames the response's headers (serviceHeaderName)
 // just before they are written. Until then handlers see the usual
@@ -89,7 +108,10 @@ func (w *serviceHeaderWriter) rename() {
 	for name, values := range h {
 		if out := serviceHeaderName(name); out != name {
 			delete(h, name)
-			h[out] = append(h[out], values...)
+			if had, ok := h[out]; ok {
+				values = append(had, values...)
+			}
+			h[out] = values
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/textproto"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -167,10 +168,18 @@ func TestResponseHeaderNamesAreWrittenAsTheServiceWritesThem(t *testing.T) {
 		{"no method", "PATCH", "/dbs", "dbs", "", "", nil, 405, []string{"x-ms-activity-id"}},
 		{"certificate", "GET", "/_explorer/emulator.pem", "-", "", "", nil, 200, nil},
 	}
+	// Each answer has an activity ID of its own, a GUID as the service's.
+	guid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	activities := map[string]string{}
 	for _, s := range steps {
 		got := f.raw(s.verb, s.path, s.typ, s.link, []byte(s.body), s.headers)
 		if got.status != s.status {
 			t.Errorf("%s: %d, want %d: %s", s.name, got.status, s.status, got.body)
+		}
+		if id := got.header["x-ms-activity-id"]; !guid.MatchString(id) || activities[id] != "" {
+			t.Errorf("%s: activity ID %q, want a GUID that no other answer had (%v)", s.name, id, activities)
+		} else {
+			activities[id] = s.name
 		}
 		for _, n := range got.names {
 			if !standardNames[n] && n != strings.ToLower(n) {
