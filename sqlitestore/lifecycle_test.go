@@ -62,7 +62,7 @@ func TestCloseWithEndedContextFailsQueuedWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := core.EntityKey{Protocol: core.ServiceBus, Name: "q"}
-	storetest.MustAppend(t, s, entityOp(k))
+	mustApply(t, s, entityOp(k))
 	var commits []*core.Commit
 	for seq := uint64(1); seq <= 20000; seq++ {
 		commits = append(commits, s.Append([]core.Op{itemOp(k, seq)}))
@@ -109,8 +109,8 @@ func TestAppendRefusesMalformedOps(t *testing.T) {
 func TestItemOfMissingEntityIsNotStored(t *testing.T) {
 	s := MustOpen(t, Memory)
 	k := core.EntityKey{Protocol: core.ServiceBus, Name: "q"}
-	storetest.MustAppend(t, s, itemOp(k, 5))
-	storetest.MustAppend(t, s, entityOp(k))
+	mustApply(t, s, itemOp(k, 5))
+	mustApply(t, s, entityOp(k))
 	snap := storetest.MustLoad(t, s)
 	e, _ := snap.Entity(k)
 	if n := len(snap.Items[k]); n != 0 || e.LastSeq != 0 {
@@ -159,7 +159,7 @@ func TestTimesAreUnixMilliseconds(t *testing.T) {
 	at := time.Date(2025, 1, 2, 3, 4, 5, 678_901_234, time.FixedZone("", 7200))
 	op := itemOp(k, 1)
 	op.Item.EnqueuedAt = at
-	storetest.MustAppend(t, s, entityOp(k), op)
+	mustApply(t, s, entityOp(k), op)
 	s.connMu.Lock()
 	defer s.connMu.Unlock()
 	var ms int64

@@ -18,6 +18,7 @@ import (
 // Load, which returns it. Nothing is committed while Load runs, so its
 // callbacks may Append but must not wait for a Commit.
 func (s *Store) Load(ctx context.Context, entity func(core.Entity) error, item func(core.EntityKey, core.Item) error, session func(core.EntityKey, core.SessionState) error) error {
+	s.drain() // what was committed, from the journal into SQLite
 	s.connMu.Lock()
 	defer s.connMu.Unlock()
 	if s.dbClosed {

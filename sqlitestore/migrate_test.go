@@ -78,9 +78,9 @@ func TestMigrationToItemIDsKeepsTheItems(t *testing.T) {
 	// The store goes on in the new layout: a new entity gets a number of
 	// its own, a delete of orders leaves the others.
 	fresh := core.EntityKey{Protocol: core.RabbitMQ, Name: "/fresh"}
-	storetest.MustAppend(t, s, entityOp(fresh), itemOp(fresh, 1), itemOp(carts, 4),
+	mustApply(t, s, entityOp(fresh), itemOp(fresh, 1), itemOp(carts, 4),
 		core.Op{Kind: core.OpDeleteItem, Key: orders, Seq: 2})
-	storetest.MustAppend(t, s, core.Op{Kind: core.OpDeleteEntity, Key: orders})
+	mustApply(t, s, core.Op{Kind: core.OpDeleteEntity, Key: orders})
 	MustClose(t, s)
 	snap = storetest.MustLoad(t, MustOpen(t, dir))
 	if len(snap.Items[orders]) != 0 || len(snap.Items[carts]) != 2 || len(snap.Items[fresh]) != 1 {
@@ -94,7 +94,7 @@ func TestMigrationToItemIDsKeepsTheItems(t *testing.T) {
 func TestEntityNumbersAreReusedAndRolledBack(t *testing.T) {
 	s := MustOpen(t, t.TempDir())
 	a, b, c := core.EntityKey{Protocol: "test", Name: "a"}, core.EntityKey{Protocol: "test", Name: "b"}, core.EntityKey{Protocol: "test", Name: "c"}
-	storetest.MustAppend(t, s, entityOp(a), entityOp(b), itemOp(a, 1), itemOp(b, 1))
+	mustApply(t, s, entityOp(a), entityOp(b), itemOp(a, 1), itemOp(b, 1))
 	num := func(k core.EntityKey) int64 {
 		s.connMu.Lock()
 		defer s.connMu.Unlock()
@@ -106,7 +106,7 @@ func TestEntityNumbersAreReusedAndRolledBack(t *testing.T) {
 	if num(a) != 1 || num(b) != 2 {
 		t.Fatalf("numbers %d and %d, want 1 and 2", num(a), num(b))
 	}
-	storetest.MustAppend(t, s, core.Op{Kind: core.OpDeleteEntity, Key: a}, entityOp(c), itemOp(c, 1))
+	mustApply(t, s, core.Op{Kind: core.OpDeleteEntity, Key: a}, entityOp(c), itemOp(c, 1))
 	if num(a) != 0 || num(c) != 1 {
 		t.Fatalf("after a was deleted and c made: a %d, c %d, want 0 and 1", num(a), num(c))
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lapse-emulator/lapse/core"
@@ -36,6 +37,9 @@ const (
 func Open(dir string, opts Options) (*Store, error) {
 	s := &Store{folder: dir, done: make(chan struct{}), lastSeq: map[core.EntityKey]uint64{}, lastItemOp: map[itemRef]int{}}
 	s.kick = make(chan struct{}, 1)
+	s.acond = sync.NewCond(&s.amu)
+	s.aNow = make(chan struct{}, 1)
+	s.aDone = make(chan struct{})
 	s.flush = time.AfterFunc(time.Hour, s.kickWriter)
 	s.flush.Stop()
 	if err := s.open(context.Background(), opts); err != nil {
@@ -43,6 +47,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	go s.run()
+	go s.applier()
 	return s, nil
 }
 
@@ -91,6 +96,23 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	}
 	if s.entities, err = readEntityRows(ctx, s.conn); err != nil {
 		return s.openError(err)
+	}
+	if s.folder == Memory {
+		return nil
+	}
+	j, records, err := openJournal(filepath.Join(s.folder, journalName), opts.FullSync)
+	if err != nil {
+		return core.Errorf(core.EINVALID, "data folder %q cannot be used: %v", s.folder, oneLine(err))
+	}
+	s.j = j
+	if len(records) > 0 {
+		// The writes of a lapse that stopped before SQLite had them all.
+		if err := s.applyRecords(records); err != nil {
+			return s.openError(err)
+		}
+		if err := j.empty(); err != nil {
+			return s.openError(err)
+		}
 	}
 	return nil
 }

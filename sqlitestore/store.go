@@ -1,34 +1,48 @@
 // Package sqlitestore is lapse's core.Store on SQLite (modernc.org/sqlite,
-// pure Go). A data folder holds one database file, lapse.db, and a lock
-// file that keeps a second lapse process out.
+// pure Go). A data folder holds one database file, lapse.db, its journal,
+// lapse.journal, and a lock file that keeps a second lapse process out.
 //
 // Writes go through group commit: Append only queues its ops, and one
-// goroutine at a time applies everything queued in one transaction,
-// commits, and completes the Commits of all the Appends it took. That is
-// the goroutine that waits for a Commit when nothing else is committing
-// (core.NewLedCommit: a lone writer's publish is committed on its own
-// goroutine, with no hand-off), else the store's writer goroutine, which
-// takes over whenever more is queued behind a commit, commits everything
-// while several writers share the commits, and commits, within
+// goroutine at a time writes everything queued to the journal as one
+// record, with one write(2), and completes the Commits of all the Appends
+// it took. That is the goroutine that waits for a Commit when nothing else
+// is committing (core.NewLedCommit: a lone writer's publish is committed on
+// its own goroutine, with no hand-off), else the store's writer goroutine,
+// which takes over whenever more is queued behind a commit, commits
+// everything while several writers share the commits, and commits, within
 // flushDelay, what nobody waits for.
+//
+// The applier goroutine then applies the journal's records to SQLite: all
+// that gathered in applyDelay in one transaction, so that SQLite's cost of
+// a transaction is shared by thousands of writes rather than by the few
+// that waited together, and a write that a later one in the same
+// transaction makes useless is skipped. Once SQLite holds every record of
+// the journal and the journal has reached journalLimit, the journal is
+// emptied; Close empties it too. Load first waits for the applier, so that
+// it reads every write whose Commit is done. A record the applier cannot
+// apply stops the store from taking writes and leaves the journal to the
+// next Open.
 //
 // # Durability
 //
-// The database runs in WAL mode with synchronous=NORMAL: a commit is a
-// write(2) of the transaction's pages to the WAL file, without fsync. When
-// COMMIT returns the pages are in the operating system's page cache, which
-// belongs to the kernel, not to the process: a crash or kill -9 of lapse
-// loses nothing committed (EM-3), and SQLite replays the WAL on the next
-// open. Only a crash of the machine (power loss, kernel panic) can lose the
-// last commits, and even then the database is not damaged. Options.FullSync
-// asks for an fsync at every commit for those who want that too.
+// A commit is the write(2) of its record to the journal, without fsync:
+// when it returns the record is in the operating system's page cache,
+// which belongs to the kernel, not to the process. A crash or kill -9 of
+// lapse loses nothing committed (EM-3): Open applies what the journal
+// still holds before anything else, and drops a record cut short by the
+// crash (its Commits were not done). Applying a record again is harmless:
+// every op says what an entity or item is, or that it is gone. SQLite
+// runs in WAL mode with synchronous=NORMAL. Only a crash of the machine
+// (power loss, kernel panic) can lose the last commits, and even then the
+// database is not damaged. Options.FullSync asks for an fsync of the
+// journal at every commit, and of SQLite's, for those who want that too.
 //
 // The connection holds the database in SQLite's exclusive locking mode:
 // the lock file keeps other lapse processes out anyway, and so SQLite takes
 // its file locks once and keeps the WAL index in memory instead of a
-// shared-memory file, which saves system calls on every commit (a fifth of
-// an acknowledged write's time with one writer). Other programs cannot read
-// lapse.db while lapse runs.
+// shared-memory file. Other programs cannot read lapse.db while lapse
+// runs; after a crash, lapse.db alone lacks what lapse.journal holds until
+// lapse opens the folder again.
 package sqlitestore
 
 import (
@@ -95,8 +109,29 @@ type Store struct {
 	// args is the writer's scratch: a statement's arguments.
 	args []any
 	// writes is the writer's scratch: a batch's item writes.
-	writes    itemWrites
-	txs       atomic.Uint64 // transactions committed, for the benchmarks
+	writes  itemWrites
+	txs     atomic.Uint64 // SQLite transactions committed, for the benchmarks
+	records atomic.Uint64 // journal records written, for the benchmarks
+
+	// j is the journal; nil for Memory, which keeps nothing. sinceEmpty
+	// is the size of the records written since it was last emptied (the
+	// committer's).
+	j          *journal
+	sinceEmpty int64
+	// The applier's queue and state, on amu; acond is signalled when a
+	// record is queued, applied, or the applier is asked to hurry or stop.
+	amu      sync.Mutex
+	acond    *sync.Cond
+	aq       [][]byte // records written, not yet applied, in order
+	written  int64    // records handed to the applier
+	applied  int64    // of which applied
+	aUrgent  int      // drains waiting: apply without delay
+	aStop    bool     // the store closes
+	aAbandon bool     // ... without applying what is queued
+	aErr     error    // a record could not be applied
+	aNow     chan struct{}
+	aDone    chan struct{} // closed when the applier ends
+
 	done      chan struct{} // closed when the writer goroutine ends
 	closeOnce sync.Once
 	closeErr  error
@@ -194,9 +229,17 @@ func (s *Store) close(ctx context.Context) error {
 		s.aborted.Store(true)
 		<-s.done
 	}
+	// Everything committed is in the journal: SQLite gets it now, unless
+	// Close's context ended (the next Open applies it).
+	s.stopApplier(err != nil)
 	s.connMu.Lock()
 	defer s.connMu.Unlock()
 	s.dbClosed = true
+	if s.j != nil && err == nil && s.applyFailure() == nil {
+		if e := s.j.empty(); e != nil {
+			err = core.Errorf(core.EINTERNAL, "closing data folder %q: %v", s.folder, e)
+		}
+	}
 	if e := s.closeDB(); err == nil {
 		err = e
 	}
@@ -211,6 +254,9 @@ func (s *Store) closeDB() error {
 		if err == nil && e != nil {
 			err = core.Errorf(core.EINTERNAL, "closing data folder %q: %v", s.folder, e)
 		}
+	}
+	if s.j != nil {
+		keep(s.j.close())
 	}
 	if s.stmts != nil {
 		keep(s.stmts.close())

@@ -244,7 +244,7 @@ func TestPutsSupersededInOneBatchAreSkipped(t *testing.T) {
 	item := func(seq uint64, body string) core.Op {
 		return core.Op{Kind: core.OpPutItem, Key: k, Item: &core.Item{Seq: seq, Body: []byte(body), Persistent: true}}
 	}
-	storetest.MustAppend(t, s, core.Op{Kind: core.OpPutEntity, Key: k, Entity: &core.Entity{EntityKey: k, Durable: true}})
+	mustApply(t, s, core.Op{Kind: core.OpPutEntity, Key: k, Entity: &core.Entity{EntityKey: k, Durable: true}})
 	batch := []pending{
 		{ops: []core.Op{item(1, "acked soon"), item(2, "first"), item(3, "kept")}},
 		{ops: []core.Op{{Kind: core.OpDeleteItem, Key: k, Seq: 1}, item(2, "second")}},
@@ -273,7 +273,7 @@ func TestItemWritesInMultiRowStatements(t *testing.T) {
 	s := MustOpen(t, t.TempDir())
 	a := core.EntityKey{Protocol: "test", Name: "a"}
 	missing := core.EntityKey{Protocol: "test", Name: "not stored"}
-	storetest.MustAppend(t, s, core.Op{Kind: core.OpPutEntity, Key: a, Entity: &core.Entity{EntityKey: a, Durable: true}})
+	mustApply(t, s, core.Op{Kind: core.OpPutEntity, Key: a, Entity: &core.Entity{EntityKey: a, Durable: true}})
 	put := func(k core.EntityKey, seq uint64) core.Op {
 		return core.Op{Kind: core.OpPutItem, Key: k, Item: &core.Item{Seq: seq, Body: []byte(fmt.Sprint(seq)), Persistent: true}}
 	}
@@ -281,7 +281,7 @@ func TestItemWritesInMultiRowStatements(t *testing.T) {
 	for seq := uint64(1); seq <= 100; seq++ {
 		first = append(first, put(a, seq))
 	}
-	storetest.MustAppend(t, s, first...)
+	mustApply(t, s, first...)
 	// One batch: 150 more puts (chunks of 64, 64, 16, 4, 2), deletes of
 	// items 1..70 (64, 4, 2) and puts for an entity that is not stored.
 	var second []core.Op
@@ -291,7 +291,7 @@ func TestItemWritesInMultiRowStatements(t *testing.T) {
 	for seq := uint64(1); seq <= 70; seq++ {
 		second = append(second, core.Op{Kind: core.OpDeleteItem, Key: a, Seq: seq})
 	}
-	storetest.MustAppend(t, s, second...)
+	mustApply(t, s, second...)
 	snap := storetest.MustLoad(t, s)
 	got := snap.Items[a]
 	if len(got) != 180 || got[0].Seq != 71 || got[179].Seq != 250 || string(got[179].Body) != "250" {
@@ -326,28 +326,39 @@ func TestLastSeqIsRaisedPastAReserve(t *testing.T) {
 		}
 		return en.LastSeq
 	}
-	storetest.MustAppend(t, s, entity)
+	mustApply(t, s, entity)
 	for seq := uint64(1); seq <= seqReserve+2; seq++ {
-		storetest.MustAppend(t, s, put(seq))
+		mustApply(t, s, put(seq))
 	}
 	if got, want := lastSeq(s), uint64(seqReserve+2+seqReserve); got != want {
 		t.Fatalf("LastSeq %d after %d puts, want %d (raised at Seq 1, then at Seq %d)", got, seqReserve+2, want, seqReserve+2)
 	}
 	MustClose(t, s)
 	s = MustOpen(t, dir)
-	storetest.MustAppend(t, s, put(2*seqReserve+5))
+	mustApply(t, s, put(2*seqReserve+5))
 	if got, want := lastSeq(s), uint64(3*seqReserve+5); got != want {
 		t.Fatalf("LastSeq %d after a reopen and a put past the reserve, want %d", got, want)
 	}
 	// Deleted and made again: forgotten, then raised from the new row.
-	storetest.MustAppend(t, s, core.Op{Kind: core.OpDeleteEntity, Key: k}, entity, put(7))
+	mustApply(t, s, core.Op{Kind: core.OpDeleteEntity, Key: k}, entity, put(7))
 	if got, want := lastSeq(s), uint64(7+seqReserve); got != want {
 		t.Fatalf("LastSeq %d after the entity was made again and Seq 7 put, want %d", got, want)
 	}
-	storetest.MustAppend(t, s, core.Op{Kind: core.OpReset})
-	storetest.MustAppend(t, s, entity)
-	storetest.MustAppend(t, s, put(3))
+	mustApply(t, s, core.Op{Kind: core.OpReset})
+	mustApply(t, s, entity)
+	mustApply(t, s, put(3))
 	if got, want := lastSeq(s), uint64(3+seqReserve); got != want {
 		t.Fatalf("LastSeq %d after a reset, want %d", got, want)
+	}
+}
+
+// mustApply appends ops, waits for their Commit and then for the applier
+// to have them in SQLite, for the tests that look at the database.
+func mustApply(tb testing.TB, s *Store, ops ...core.Op) {
+	tb.Helper()
+	storetest.MustAppend(tb, s, ops...)
+	s.drain()
+	if err := s.applyFailure(); err != nil {
+		tb.Fatal(err)
 	}
 }

@@ -108,9 +108,9 @@ func (s *Store) commitQueued() bool {
 	return true
 }
 
-// commit applies batch in one transaction and completes its Commits. If
-// that fails, it tries each Append in a transaction of its own, so that one
-// Append that cannot be applied does not fail the others with it.
+// commit writes the ops of batch to the journal as one record, hands the
+// record to the applier and completes the Commits. A write that fails
+// fails them all and leaves the journal as it was.
 func (s *Store) commit(batch []pending) {
 	if s.aborted.Load() {
 		for _, p := range batch {
@@ -118,17 +118,33 @@ func (s *Store) commit(batch []pending) {
 		}
 		return
 	}
-	s.connMu.Lock()
-	defer s.connMu.Unlock()
-	err := s.apply(batch)
-	if err == nil || len(batch) == 1 {
-		for _, p := range batch {
-			p.commit.Done(err)
-		}
-		return
+	rec, err := appendRecord(make([]byte, recordHeader, recordHeader+256*len(batch)), batch)
+	if err == nil {
+		err = s.applyFailure()
 	}
-	for i, p := range batch {
-		p.commit.Done(s.apply(batch[i : i+1]))
+	if err == nil && s.sinceEmpty+int64(len(rec)) > journalLimit {
+		// The journal is full, or as much waits for the applier in
+		// memory: wait until SQLite has it all.
+		s.drain()
+		if err = s.applyFailure(); err == nil && s.j != nil {
+			err = s.j.empty()
+		}
+		if err == nil {
+			s.sinceEmpty = 0
+		}
+	}
+	if err == nil && s.j != nil {
+		err = s.j.write(rec)
+	}
+	if err != nil {
+		err = s.writeError(err)
+	} else {
+		s.sinceEmpty += int64(len(rec))
+		s.records.Add(1)
+		s.toApply(rec[recordHeader:]) // before the Commits are done: a Load then finds it
+	}
+	for _, p := range batch {
+		p.commit.Done(err)
 	}
 }
 

@@ -1,0 +1,220 @@
+package sqlitestore
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/core/storetest"
+)
+
+// copyFolder copies the files of a data folder but its lock: what a disk
+// holds when the process that writes it dies at that instant.
+func copyFolder(tb testing.TB, from, to string) {
+	tb.Helper()
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() == lockName {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		MustWriteFile(tb, filepath.Join(to, e.Name()), b)
+	}
+}
+
+// A write whose Commit is done is in the journal, whether or not SQLite
+// has it yet: a process that dies before its applier ran loses nothing, as
+// the next Open applies the journal (EM-3).
+func TestCommittedWritesNotYetInSQLiteAreAppliedAtOpen_EM3(t *testing.T) {
+	dir, crashed := t.TempDir(), t.TempDir()
+	s := MustOpen(t, dir)
+	k := core.EntityKey{Protocol: core.RabbitMQ, Name: "/q"}
+	mustApply(t, s, entityOp(k), itemOp(k, 1))
+	// Keep the applier out of SQLite while more is committed, and take
+	// the folder as it is then.
+	s.connMu.Lock()
+	var commits []*core.Commit
+	for seq := uint64(2); seq <= 100; seq++ {
+		commits = append(commits, s.Append([]core.Op{itemOp(k, seq)}))
+	}
+	commits = append(commits, s.Append([]core.Op{{Kind: core.OpDeleteItem, Key: k, Seq: 1}}))
+	for _, c := range commits {
+		storetest.MustWait(t, c)
+	}
+	copyFolder(t, dir, crashed)
+	s.connMu.Unlock()
+
+	snap := storetest.MustLoad(t, MustOpen(t, crashed))
+	got := snap.Items[k]
+	if len(got) != 99 || got[0].Seq != 2 || got[98].Seq != 100 || string(got[0].Body) != "body" {
+		t.Fatalf("%d items after the crash, want items 2 to 100", len(got))
+	}
+	if fi, err := os.Stat(filepath.Join(crashed, journalName)); err != nil || fi.Size() != int64(len(journalMagic)) {
+		t.Errorf("journal after Open applied it: %v, %v; want it empty", fi.Size(), err)
+	}
+}
+
+// The end of a record that a killed process did not finish writing is
+// dropped at Open, with nothing after it; the records before it are
+// applied, and the journal takes new records after them.
+func TestTornJournalRecordIsDropped(t *testing.T) {
+	dir, crashed := t.TempDir(), t.TempDir()
+	s := MustOpen(t, dir)
+	k := core.EntityKey{Protocol: core.RabbitMQ, Name: "/q"}
+	mustApply(t, s, entityOp(k))
+	s.connMu.Lock()
+	storetest.MustAppend(t, s, itemOp(k, 1))
+	storetest.MustAppend(t, s, itemOp(k, 2))
+	copyFolder(t, dir, crashed)
+	s.connMu.Unlock()
+	whole, err := os.ReadFile(filepath.Join(crashed, journalName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		tail []byte
+	}{
+		{"a header cut short", []byte{9, 0, 0}},
+		{"a record cut short", append([]byte{200, 0, 0, 0, 1, 2, 3, 4}, bytes.Repeat([]byte{7}, 50)...)},
+		{"a record whose CRC does not match", append([]byte{3, 0, 0, 0, 0, 0, 0, 0}, 1, 2, 3)},
+	} {
+		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
+			dir := t.TempDir()
+			copyFolder(t, crashed, dir)
+			MustWriteFile(t, filepath.Join(dir, journalName), append(append([]byte{}, whole...), tc.tail...))
+			s := MustOpen(t, dir)
+			if got := storetest.MustLoad(t, s).Items[k]; len(got) != 2 {
+				t.Fatalf("%d items, want the 2 of the whole records", len(got))
+			}
+			storetest.MustAppend(t, s, itemOp(k, 3))
+			MustClose(t, s)
+			if got := storetest.MustLoad(t, MustOpen(t, dir)).Items[k]; len(got) != 3 {
+				t.Fatalf("%d items after a write and a reopen, want 3", len(got))
+			}
+		})
+	}
+}
+
+// A journal that fills up is emptied once SQLite has what it holds: it
+// never grows much past journalLimit, nor do the records that wait for
+// the applier in memory (in a Memory store too), and nothing is lost.
+func TestFullJournalIsEmptiedOnceApplied(t *testing.T) {
+	defer func(l int64) { journalLimit = l }(journalLimit)
+	journalLimit = 4 << 10
+	for _, dir := range []string{t.TempDir(), Memory} {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			s := MustOpen(t, dir)
+			k := core.EntityKey{Protocol: core.RabbitMQ, Name: "/q"}
+			storetest.MustAppend(t, s, entityOp(k))
+			var largest, queued int64
+			for seq := uint64(1); seq <= 500; seq++ {
+				storetest.MustAppend(t, s, itemOp(k, seq))
+				if s.j != nil {
+					largest = max(largest, s.j.size)
+				}
+				s.amu.Lock()
+				n := int64(0)
+				for _, r := range s.aq {
+					n += int64(len(r))
+				}
+				s.amu.Unlock()
+				queued = max(queued, n)
+			}
+			if largest > journalLimit+int64(len(journalMagic)) || queued > journalLimit {
+				t.Errorf("the journal grew to %d bytes and %d bytes waited for the applier, past the limit of %d", largest, queued, journalLimit)
+			}
+			if dir == Memory {
+				if got := storetest.MustLoad(t, s).Items[k]; len(got) != 500 {
+					t.Fatalf("%d items, want 500", len(got))
+				}
+				return
+			}
+			MustClose(t, s)
+			if got := storetest.MustLoad(t, MustOpen(t, dir)).Items[k]; len(got) != 500 {
+				t.Fatalf("%d items after a reopen, want 500", len(got))
+			}
+		})
+	}
+}
+
+// A journal written in a format this lapse does not know is refused,
+// rather than ignored with the writes it holds.
+func TestJournalOfAnotherFormatIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	MustWriteFile(t, filepath.Join(dir, journalName), []byte("lapse journal 9\nwhatever"))
+	_, err := Open(dir, Options{})
+	var ce *core.Error
+	if !errors.As(err, &ce) || ce.Code != core.EINVALID || !strings.Contains(err.Error(), "not a journal this lapse can read") {
+		t.Fatalf("Open: %v, want EINVALID naming the journal", err)
+	}
+}
+
+// Every op kind, with every field set, comes back from its record as it
+// went in; a record cut anywhere fails to decode rather than give other
+// ops.
+func TestRecordsDecodeWhatWasEncoded(t *testing.T) {
+	k := core.EntityKey{Protocol: core.ServiceBus, Name: "q/subscriptions/s"}
+	at := time.UnixMilli(1_700_000_000_123).UTC()
+	entity := &core.Entity{EntityKey: k, Kind: "subscription", Parent: "q", DeadLetterQueue: "q/$deadletterqueue", Durable: true,
+		Policy:   core.Policy{DefaultTTL: core.After(time.Minute), MaxTTL: core.Forever, HeadOnly: true},
+		Settings: []core.Setting{{Key: "x-message-ttl", Value: "60000"}}, Meta: []byte(`{"a":1}`), Created: at, LastSeq: 1 << 40}
+	item := &core.Item{Seq: 77, Key: "id", Group: "session", Body: []byte("body"), Meta: []byte("meta"), State: core.State(2),
+		EnqueuedAt: at, ModifiedAt: at.Add(time.Second), ScheduledAt: at.Add(time.Hour), TTL: core.After(90 * time.Second),
+		EffectiveTTL: core.Forever, DueAt: at.Add(2 * time.Hour), Rule: "SB-1", Reason: "TTLExpiredException",
+		LockedUntil: at.Add(time.Minute), DeliveryCount: 3, Persistent: true}
+	batch := []pending{
+		{ops: []core.Op{{Kind: core.OpPutEntity, Key: k, Entity: entity}, {Kind: core.OpPutItem, Key: k, Item: item}}},
+		{ops: []core.Op{{Kind: core.OpDeleteItem, Key: k, Seq: 5}, {Kind: core.OpPutSessionState, Key: k, Group: "g", State: []byte("st")},
+			{Kind: core.OpDeleteSessionState, Key: k, Group: "g"}}},
+		{ops: []core.Op{{Kind: core.OpDeleteEntity, Key: k}, {Kind: core.OpReset}}},
+		{ops: nil},
+	}
+	rec, err := appendRecord(nil, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := decodeRecord(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(batch) {
+		t.Fatalf("%d Appends, want %d", len(got), len(batch))
+	}
+	for i := range batch {
+		if len(got[i].ops) != len(batch[i].ops) {
+			t.Fatalf("Append %d: %d ops, want %d", i, len(got[i].ops), len(batch[i].ops))
+		}
+		for j, want := range batch[i].ops {
+			g := got[i].ops[j]
+			if g.Kind != want.Kind || g.Key != want.Key || g.Seq != want.Seq || g.Group != want.Group || string(g.State) != string(want.State) {
+				t.Errorf("Append %d op %d: %+v, want %+v", i, j, g, want)
+			}
+		}
+	}
+	if diff := cmpDiff(*got[0].ops[0].Entity, *entity); diff != "" {
+		t.Errorf("entity (-got +want):\n%s", diff)
+	}
+	if diff := cmpDiff(*got[0].ops[1].Item, *item); diff != "" {
+		t.Errorf("item (-got +want):\n%s", diff)
+	}
+	for n := range len(rec) {
+		if _, err := decodeRecord(rec[:n]); err == nil {
+			t.Errorf("the record cut to %d of its %d bytes decoded", n, len(rec))
+		}
+	}
+}
+
+func cmpDiff(got, want any) string { return cmp.Diff(got, want, storetest.CmpOptions()) }
