@@ -26,8 +26,9 @@ const (
 )
 
 // Open opens the store kept in the data folder dir, making the folder and
-// its database if they do not exist, and starts its writer goroutine; Close
-// stops it. dir Memory (":memory:") keeps nothing.
+// its database if they do not exist, applies what its journal holds, and
+// starts its writer and applier goroutines; Close stops them. dir Memory
+// (":memory:") keeps nothing.
 //
 // A data folder that cannot be used fails at once, with a one-line
 // *core.Error that says why: in use by another lapse process
