@@ -218,3 +218,28 @@ func TestRecordsDecodeWhatWasEncoded(t *testing.T) {
 }
 
 func cmpDiff(got, want any) string { return cmp.Diff(got, want, storetest.CmpOptions()) }
+
+// A store that fsyncs every commit (Options.FullSync) keeps its writes
+// through the journal as the default one does.
+func TestFullSyncStoreKeepsWrites(t *testing.T) {
+	dir := t.TempDir()
+	open := func() *Store {
+		s, err := Open(dir, Options{FullSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { MustClose(t, s) })
+		return s
+	}
+	s := open()
+	if !s.j.sync {
+		t.Fatal("the journal of a FullSync store does not fsync")
+	}
+	k := core.EntityKey{Protocol: core.ServiceBus, Name: "q"}
+	storetest.MustAppend(t, s, entityOp(k), itemOp(k, 1))
+	storetest.MustAppend(t, s, itemOp(k, 2))
+	MustClose(t, s)
+	if got := storetest.MustLoad(t, open()).Items[k]; len(got) != 2 {
+		t.Fatalf("%d items after a reopen, want 2", len(got))
+	}
+}

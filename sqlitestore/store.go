@@ -64,9 +64,10 @@ const Memory = ":memory:"
 
 // Options tune a Store. The zero value is what lapse runs with.
 type Options struct {
-	// FullSync makes every commit wait for fsync (SQLite synchronous=FULL),
-	// so that acknowledged writes survive a power loss too, not only a
-	// crash of the process. It costs throughput.
+	// FullSync makes every commit wait for an fsync of the journal, and
+	// SQLite's transactions and the emptying of the journal for theirs
+	// (synchronous=FULL), so that acknowledged writes survive a power loss
+	// too, not only a crash of the process. It costs throughput.
 	FullSync bool
 }
 
