@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -241,5 +242,37 @@ func TestFullSyncStoreKeepsWrites(t *testing.T) {
 	MustClose(t, s)
 	if got := storetest.MustLoad(t, open()).Items[k]; len(got) != 2 {
 		t.Fatalf("%d items after a reopen, want 2", len(got))
+	}
+}
+
+// A record that SQLite refuses (here a trigger on the connection refuses
+// one item) stops the store from taking writes, as the Commit of the next
+// Append says; the journal keeps the record, and the next Open, where
+// SQLite takes it, applies it.
+func TestRecordSQLiteRefusesStopsWritesAndStaysInTheJournal(t *testing.T) {
+	dir := t.TempDir()
+	s := MustOpen(t, dir)
+	k := core.EntityKey{Protocol: core.ServiceBus, Name: "q"}
+	mustApply(t, s, entityOp(k))
+	s.connMu.Lock()
+	_, err := s.conn.ExecContext(context.Background(), `CREATE TEMP TRIGGER refuse BEFORE INSERT ON items
+		WHEN CAST(NEW.body AS TEXT) = 'refused' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`)
+	s.connMu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := itemOp(k, 1)
+	refused.Item.Body = []byte("refused")
+	storetest.MustAppend(t, s, refused) // in the journal: done
+	s.drain()
+	err = s.Append([]core.Op{itemOp(k, 2)}).Wait(context.Background())
+	var ce *core.Error
+	if !errors.As(err, &ce) || ce.Code != core.EUNAVAILABLE || !strings.Contains(err.Error(), "refused by the test") {
+		t.Fatalf("the write after the refused record: %v, want EUNAVAILABLE saying why", err)
+	}
+	MustClose(t, s)
+	got := storetest.MustLoad(t, MustOpen(t, dir)).Items[k]
+	if len(got) != 1 || got[0].Seq != 1 || string(got[0].Body) != "refused" {
+		t.Fatalf("items after a reopen: %d, want the refused one, applied from the journal", len(got))
 	}
 }
