@@ -37,16 +37,13 @@ func newSniffListener(ln net.Listener, cfg *tls.Config) *sniffListener {
 
 func (l *sniffListener) acceptLoop() {
 	defer l.wg.Done()
-	var wait time.Duration
+	var retry AcceptRetry
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil && !errors.Is(err, net.ErrClosed) {
-			// Out of files (EMFILE) or a connection aborted before it
-			// was accepted: accept again after a while, as net/http
-			// does, rather than close the port for good.
-			wait = min(max(2*wait, 5*time.Millisecond), time.Second)
+			// Out of files, say: accept again later (AcceptRetry).
 			select {
-			case <-time.After(wait):
+			case <-time.After(retry.Failed()):
 			case <-l.done:
 				return
 			}
@@ -59,7 +56,7 @@ func (l *sniffListener) acceptLoop() {
 			l.close()
 			return
 		}
-		wait = 0
+		retry.Succeeded()
 		l.mu.Lock()
 		select {
 		case <-l.done:

@@ -61,3 +61,21 @@ func TestSniffListenerAcceptsAgainAfterAnAcceptFails(t *testing.T) {
 		t.Fatal("Accept returned nothing within 10 s")
 	}
 }
+
+// The waits between failed Accepts start at 5 ms, double up to 1 s, and
+// start over after an Accept that succeeded.
+func TestAcceptRetryWaits(t *testing.T) {
+	var r AcceptRetry
+	var got []time.Duration
+	for range 10 {
+		got = append(got, r.Failed())
+	}
+	r.Succeeded()
+	got = append(got, r.Failed())
+	want := []time.Duration{5, 10, 20, 40, 80, 160, 320, 640, 1000, 1000, 5}
+	for i := range want {
+		if got[i] != want[i]*time.Millisecond {
+			t.Fatalf("waits %v, want %v ms", got, want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lapse-emulator/lapse/httpserver"
 	"github.com/lapse-emulator/lapse/rabbitmq"
 	"github.com/lapse-emulator/lapse/servicebus"
 )
@@ -37,12 +38,6 @@ type amqpListener struct {
 	hello  map[net.Conn]struct{} // connections still sending their header
 	closed bool
 	stop   chan struct{} // closed by Close
-}
-
-// nextAcceptWait is the wait after a failed Accept that followed a wait of
-// last (0 after an Accept that succeeded): 5 ms, doubling up to 1 s.
-func nextAcceptWait(last time.Duration) time.Duration {
-	return min(max(2*last, 5*time.Millisecond), time.Second)
 }
 
 // headerTimeout bounds the wait for a protocol header, and the TLS
@@ -72,17 +67,14 @@ func (l *amqpListener) Addr() net.Addr { return l.ln.Addr() }
 
 func (l *amqpListener) accept() {
 	defer l.wg.Done()
-	var wait time.Duration
+	var retry httpserver.AcceptRetry
 	for {
 		nc, err := l.ln.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
-			// Out of files (EMFILE) or a connection aborted before it
-			// was accepted: accept again after a while, as net/http
-			// does, rather than leave the port unserved for good.
-			wait = nextAcceptWait(wait)
+			wait := retry.Failed()
 			l.log.Warn("accepting a connection failed; accepting again later", "err", err, "in", wait)
 			select {
 			case <-time.After(wait):
@@ -91,7 +83,7 @@ func (l *amqpListener) accept() {
 			}
 			continue
 		}
-		wait = 0
+		retry.Succeeded()
 		l.mu.Lock()
 		if l.closed {
 			l.mu.Unlock()
