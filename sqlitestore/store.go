@@ -206,11 +206,12 @@ func validate(ops []core.Op) error {
 	return nil
 }
 
-// Close commits what was appended before it, stops the writer goroutine
-// and closes the database. When ctx ends first, the Appends not yet taken
-// by the writer fail with core.EUNAVAILABLE and Close returns ctx's error
-// once the transaction in progress is over. Later calls return what the
-// first returned.
+// Close commits what was appended before it, stops the writer goroutine,
+// lets the applier bring the journal into SQLite, empties the journal and
+// closes the database. When ctx ends first, the Appends not yet taken by
+// the writer fail with core.EUNAVAILABLE and Close returns ctx's error once
+// the commit in progress is over, leaving to the next Open what the
+// journal holds. Later calls return what the first returned.
 func (s *Store) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() { s.closeErr = s.close(ctx) })
 	return s.closeErr

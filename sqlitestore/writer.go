@@ -24,10 +24,8 @@ func (s *Store) run() {
 	for range s.kick {
 		for {
 			// Let the writers that the last commit woke append before
-			// taking the queue: with 16 writers waiting on their
-			// Commits, this more than doubles the writes per
-			// transaction (from about 6 to 14 on two cores,
-			// BenchmarkAcknowledgedWrites).
+			// taking the queue, so that more of them share the next
+			// commit (writes/record in BenchmarkAcknowledgedWrites).
 			runtime.Gosched()
 			if !s.commitQueued() {
 				break
@@ -75,7 +73,7 @@ func (s *Store) lead() {
 	}
 }
 
-// commitQueued commits everything queued in one transaction, unless the
+// commitQueued commits everything queued in one record, unless the
 // queue is empty or another goroutine is committing; it reports whether
 // it committed.
 func (s *Store) commitQueued() bool {
