@@ -47,15 +47,8 @@ type clockRabbitMsg struct {
 
 func clockRabbitSetup(t *testing.T, l *Lapse) *clockRabbit {
 	t.Helper()
-	conn, err := amqp.Dial(l.RabbitMQURL())
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn, ch := l.RabbitMQChannel()
 	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
 	rb := &clockRabbit{}
 	for i := range 2 {
 		q := &clockRabbitQueue{name: "clock-rb-" + strconv.Itoa(i)}
@@ -69,30 +62,14 @@ func clockRabbitSetup(t *testing.T, l *Lapse) *clockRabbit {
 
 func (rb *clockRabbit) run(t *testing.T, l *Lapse, r *clockRun, seed uint64, wg *sync.WaitGroup) {
 	t.Helper()
-	pub, err := amqp.Dial(l.RabbitMQURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pub.Close() })
-	pch, err := pub.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pch := l.RabbitMQChannel()
 	if err := pch.Confirm(false); err != nil {
 		t.Fatal(err)
 	}
 	wg.Add(1)
 	go rb.publish(t, r, pch, rand.New(rand.NewPCG(seed, 1)), wg)
 	for _, q := range rb.queues {
-		conn, err := amqp.Dial(l.RabbitMQURL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		ch, err := conn.Channel()
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, ch := l.RabbitMQChannel()
 		if err := ch.Qos(1, 0, false); err != nil {
 			t.Fatal(err)
 		}

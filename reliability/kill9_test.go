@@ -103,15 +103,8 @@ func kill9ConfigFlags(t *testing.T) []string {
 // kill9DeclareRabbitMQQueue declares the durable RabbitMQ queue.
 func kill9DeclareRabbitMQQueue(t *testing.T, l *Lapse) {
 	t.Helper()
-	conn, err := amqp.Dial(l.RabbitMQURL())
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn, ch := l.RabbitMQChannel()
 	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := ch.QueueDeclare(kill9Queue, true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -348,15 +341,8 @@ func kill9Check(t *testing.T, l *Lapse, acked map[string][]string) (held map[str
 // and returns how often each message id was delivered.
 func kill9HeldRabbitMQ(ctx context.Context, t *testing.T, l *Lapse) map[string]int {
 	t.Helper()
-	conn, err := amqp.Dial(l.RabbitMQURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn, ch := l.RabbitMQChannel()
+	defer conn.Close() // puts back what it holds
 	q, err := ch.QueueDeclarePassive(kill9Queue, true, false, false, false, nil)
 	if err != nil {
 		t.Fatalf("the durable queue after kill -9: %v", err)

@@ -26,6 +26,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/lapse-emulator/lapse/internal/control"
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // binary is the lapse binary TestMain builds.
@@ -334,6 +335,19 @@ func (l *Lapse) Events(since uint64) []Event {
 
 // RabbitMQURL is the AMQP 0-9-1 URL with the default user.
 func (l *Lapse) RabbitMQURL() string { return "amqp://guest:guest@" + l.Addrs["amqp"] + "/" }
+
+// RabbitMQChannel dials RabbitMQURL and opens a channel, failing the test
+// if either fails. The connection closes when the test ends, or earlier
+// when the caller closes it.
+func (l *Lapse) RabbitMQChannel() (*amqp.Connection, *amqp.Channel) {
+	l.t.Helper()
+	conn, err := amqp.Dial(l.RabbitMQURL())
+	l.Must(err)
+	l.t.Cleanup(func() { conn.Close() })
+	ch, err := conn.Channel()
+	l.Must(err)
+	return conn, ch
+}
 
 // ServiceBusConnectionString is the official emulator's connection string
 // with lapse's AMQP port (plain AMQP, CBS with the SAS key SAS_KEY_VALUE).

@@ -27,12 +27,9 @@ func TestMillionPendingExpireInOneAdvance_RB2_RB3_RB5(t *testing.T) {
 	l.Freeze()
 	start := l.Memory()
 
-	conn, err := amqp.Dial(l.RabbitMQURL())
-	l.Must(err)
+	conn, ch := l.RabbitMQChannel()
 	defer conn.Close()
-	ch, err := conn.Channel()
-	l.Must(err)
-	_, err = ch.QueueDeclare("dead", false, false, false, false, nil)
+	_, err := ch.QueueDeclare("dead", false, false, false, false, nil)
 	l.Must(err)
 	_, err = ch.QueueDeclare("pending", false, false, false, false, amqp.Table{
 		"x-message-ttl": int32(time.Hour / time.Millisecond), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "dead"})
