@@ -73,12 +73,18 @@ func (cf *confirmer) now(seq uint64, commit *core.Commit, nack bool) bool {
 	if nack {
 		m = &wire.BasicNack{DeliveryTag: seq}
 	}
-	cf.ch.c.w.writeNow(func(b []byte) []byte { return wire.AppendMethodFrame(b, cf.ch.id, m) })
+	cf.send(m)
 	cf.mu.Lock()
 	cf.lastSent = seq
 	cf.pending--
 	cf.mu.Unlock()
 	return true
+}
+
+// send writes a basic.ack or basic.nack of the channel, on the caller's
+// goroutine when the connection's writer is idle (frameWriter.writeNow).
+func (cf *confirmer) send(m wire.Method) {
+	cf.ch.c.w.writeNow(func(b []byte) []byte { return wire.AppendMethodFrame(b, cf.ch.id, m) })
 }
 
 func (cf *confirmer) run(done chan struct{}) {
@@ -87,8 +93,7 @@ func (cf *confirmer) run(done chan struct{}) {
 	taken := 0                 // requests taken since pending was last lowered
 	flush := func() {
 		if acked > lastSent {
-			ack := &wire.BasicAck{DeliveryTag: acked, Multiple: acked > lastSent+1}
-			cf.ch.c.w.writeNow(func(b []byte) []byte { return wire.AppendMethodFrame(b, cf.ch.id, ack) })
+			cf.send(&wire.BasicAck{DeliveryTag: acked, Multiple: acked > lastSent+1})
 			lastSent = acked
 		}
 	}
