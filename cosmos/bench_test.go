@@ -1,7 +1,10 @@
 package cosmos_test
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -16,6 +19,49 @@ func BenchmarkRESTPointRead(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if r := f.do("GET", "/dbs/db/colls/c/docs/a", "docs", "dbs/db/colls/c/docs/a", nil, h); r.status != http.StatusOK {
+			b.Fatalf("status %d: %s", r.status, r.body)
+		}
+	}
+}
+
+// benchDoc is a document of about 1 KB, as lapse-bench's cosmos scenarios
+// write.
+func benchDoc(id string, rev int) []byte {
+	return fmt.Appendf(nil, `{"id":%q,"pk":"p","n":7,"rev":%d,"name":"bench item %s","tags":["lapse","bench","cosmos"],"filler":%q}`,
+		id, rev, id, strings.Repeat("lorem ipsum ", 75))
+}
+
+// BenchmarkRESTCreate creates items of about 1 KB over the REST API, each
+// with a new id, as BenchmarkRESTPointRead reads one.
+func BenchmarkRESTCreate(b *testing.B) {
+	f := MustServer(b)
+	f.MustContainer(f.MustDatabase("db"), "c", "/pk", nil)
+	h := map[string]string{"x-ms-documentdb-partitionkey": `["p"]`}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		if r := f.do("POST", "/dbs/db/colls/c/docs", "docs", "dbs/db/colls/c", benchDoc(strconv.Itoa(i), 1), h); r.status != http.StatusCreated {
+			b.Fatalf("status %d: %s", r.status, r.body)
+		}
+	}
+}
+
+// BenchmarkRESTUpsert upserts over 100 existing items of about 1 KB.
+func BenchmarkRESTUpsert(b *testing.B) {
+	f := MustServer(b)
+	f.MustContainer(f.MustDatabase("db"), "c", "/pk", nil)
+	h := map[string]string{"x-ms-documentdb-partitionkey": `["p"]`, "x-ms-documentdb-is-upsert": "true"}
+	for i := range 100 {
+		if r := f.do("POST", "/dbs/db/colls/c/docs", "docs", "dbs/db/colls/c", benchDoc(strconv.Itoa(i), 0), h); r.status != http.StatusCreated {
+			b.Fatalf("status %d: %s", r.status, r.body)
+		}
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		if r := f.do("POST", "/dbs/db/colls/c/docs", "docs", "dbs/db/colls/c", benchDoc(strconv.Itoa(i%100), i), h); r.status != http.StatusOK {
 			b.Fatalf("status %d: %s", r.status, r.body)
 		}
 	}

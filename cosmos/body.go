@@ -12,7 +12,18 @@ import (
 // readBody reads a request body of at most maxItemSize bytes; more is the
 // service's 413.
 func readBody(c *gin.Context) ([]byte, error) {
-	b, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxItemSize+1))
+	r := http.MaxBytesReader(c.Writer, c.Request.Body, maxItemSize+1)
+	var (
+		b   []byte
+		err error
+	)
+	if n := c.Request.ContentLength; n > 0 && n <= maxItemSize {
+		// One buffer of the announced size: net/http's body ends there.
+		b = make([]byte, n)
+		_, err = io.ReadFull(r, b)
+	} else {
+		b, err = io.ReadAll(r)
+	}
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge) || len(b) > maxItemSize:

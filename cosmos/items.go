@@ -47,6 +47,9 @@ type doc struct {
 	pk  partitionKey
 	ttl core.TTL
 	obj *query.Object
+	// size is the length of the body it was read from, 0 when unknown: a
+	// hint for the stored JSON's buffer.
+	size int
 }
 
 // readDoc reads and checks a document body for container ct: an object
@@ -57,7 +60,11 @@ func (s *Server) readDoc(ct *container, b []byte, header partitionKey, present b
 	if err != nil {
 		return nil, err
 	}
-	return s.checkDoc(ct, o, header, present)
+	d, err := s.checkDoc(ct, o, header, present)
+	if d != nil {
+		d.size = len(b)
+	}
+	return d, err
 }
 
 // checkDoc checks a decoded document, as readDoc.
@@ -79,6 +86,9 @@ func (s *Server) checkDoc(ct *container, o *query.Object, header partitionKey, p
 	return &doc{id: id, pk: pk, ttl: ttl, obj: o}, nil
 }
 
+// stampRoom is about how many bytes the system properties add to a body.
+const stampRoom = 192
+
 // prepare makes the core item of d in ct: a new _etag and _ts, and the
 // item's _rid (rid, or a new one).
 func (s *Server) prepare(ct *container, d *doc, rid string, now time.Time) (core.Item, string, error) {
@@ -92,7 +102,9 @@ func (s *Server) prepare(ct *container, d *doc, rid string, now time.Time) (core
 	etag := s.etags.next()
 	self := "dbs/" + ridText(ct.meta.RID[:4]) + "/colls/" + ct.rid() + "/docs/" + rid + "/"
 	stamp(d.obj, rid, self, etag, "attachments/", nil, now)
-	body := query.AppendJSON(nil, d.obj)
+	// Room for the system properties stamp adds, so that the body is
+	// written into one buffer.
+	body := query.AppendJSON(make([]byte, 0, d.size+stampRoom), d.obj)
 	if len(body) > maxItemSize {
 		return core.Item{}, "", errTooLarge()
 	}
