@@ -81,6 +81,11 @@ type benchResult struct {
 	Unit     string   `json:"unit"`
 	Notes    string   `json:"notes,omitempty"`
 	Runs     int      `json:"runs"`
+	// ClientCPU and ServerCPU are the CPU time lapse-bench and the
+	// server (--server-pid) used per operation, in microseconds, where
+	// the scenario measures them (bench_cpu.go).
+	ClientCPU *float64 `json:"client_cpu_us_per_op,omitempty"`
+	ServerCPU *float64 `json:"server_cpu_us_per_op,omitempty"`
 }
 
 // benchGOGC is the garbage collector's target of lapse-bench's clients
@@ -191,7 +196,9 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.IntVar(&c.ServerPID, "server-pid", 0, "process id of the broker, whose VmRSS the memory scenario reads from /proc\n"+
 		"(for RabbitMQ the pid of beam.smp: pgrep beam.smp; without it memory reports n/a).\n"+
 		"Brokers keep and reuse memory they freed: for a true figure, run memory first on a fresh broker\n"+
-		"(--scenarios memory,all); it runs once whatever --runs says")
+		"(--scenarios memory,all); it runs once whatever --runs says.\n"+
+		"With it, the cosmos scenarios, persistent-confirms and persistent-confirm-each also report the CPU time\n"+
+		"lapse-bench and that process used per operation while timed")
 	fs.BoolVar(&c.JSON, "json", false, "print one JSON object a line per scenario instead of a table")
 	fs.IntVar(&c.Runs, "runs", 1, "run each scenario this many times and report the median")
 	fs.StringVar(&c.AMQP1Auth, "amqp1-auth", "", "how the AMQP 1.0 scenarios log in, which names the broker:\n"+

@@ -194,6 +194,8 @@ type cosmosSession struct {
 	ct         *azcosmos.ContainerClient
 	partitions int
 	docs       [][]byte
+	// cpu is the CPU time used in the last each, from and to.
+	cpu [2]cpuUse
 }
 
 // withCosmosSession runs f with a new database lapse-bench-<scenario>-<id>
@@ -290,6 +292,7 @@ func (s *cosmosSession) each(n, workers int, op func(ctx context.Context, i int)
 	defer w.stop()
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	s.cpu[0] = readCPU(s.c.ServerPID)
 	start := time.Now()
 	for range workers {
 		wg.Go(func() {
@@ -308,6 +311,7 @@ func (s *cosmosSession) each(n, workers int, op func(ctx context.Context, i int)
 	}
 	wg.Wait()
 	took := time.Since(start)
+	s.cpu[1] = readCPU(s.c.ServerPID)
 	return took, w.err()
 }
 
@@ -316,6 +320,7 @@ func (s *cosmosSession) rate(n int, d time.Duration, what string) benchResult {
 	r := benchRate(n, d, fmt.Sprintf("%s, %d worker%s, %d items of %d B in %d partitions",
 		what, s.c.Workers, plural(s.c.Workers), s.c.Items, benchCosmosItemSize, s.partitions))
 	r.Unit = "ops/s"
+	r.cpuPerOp(s.cpu[0], s.cpu[1], n)
 	return r
 }
 

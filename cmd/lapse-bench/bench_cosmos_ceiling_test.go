@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"os"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -29,9 +32,18 @@ func TestCosmosCeilingAnswersTheScenarios(t *testing.T) {
 		t.Fatalf("no URL in %q", line)
 	}
 	scenarios := []string{"cosmos-create", "cosmos-read", "cosmos-query-id", "cosmos-upsert", "cosmos-replace"}
+	// The ceiling is this process, which is then the server of
+	// --server-pid too.
 	got := MustRunBench(t, "--cosmos-url", url, "--scenarios", "cosmos-create,cosmos-read,cosmos-query-id,cosmos-upsert,cosmos-replace",
-		"--items", "200", "--workers", "2")
+		"--items", "200", "--workers", "2", "--server-pid", strconv.Itoa(os.Getpid()))
 	checkBenchResults(t, got, 200, scenarios...)
+	for _, name := range scenarios {
+		r := got[name]
+		if r.ClientCPU == nil || *r.ClientCPU <= 0 || r.ServerCPU == nil || *r.ServerCPU < 0 ||
+			!strings.Contains(r.Notes, "; CPU per op: client ") {
+			t.Errorf("%s: %+v, want the CPU time per op of both sides", name, r)
+		}
+	}
 	cancel()
 	if code := <-done; code != 0 {
 		t.Errorf("exit code %d after the context ended, want 0", code)

@@ -103,6 +103,7 @@ func benchThroughput(ctx context.Context, c benchConfig, scenario string, autoAc
 		if err != nil {
 			return benchResult{}, err
 		}
+		from := readCPU(c.ServerPID)
 		pt, err := s.publish(q, benchMessage(c, persistent), c.Messages, window)
 		if err != nil {
 			return benchResult{}, err
@@ -111,6 +112,7 @@ func benchThroughput(ctx context.Context, c benchConfig, scenario string, autoAc
 		if got.err != nil {
 			return benchResult{}, got.err
 		}
+		to := readCPU(c.ServerPID)
 		end := got.last
 		if pt.lastConfirm.After(end) {
 			end = pt.lastConfirm
@@ -122,7 +124,11 @@ func benchThroughput(ctx context.Context, c benchConfig, scenario string, autoAc
 		if persistent {
 			notes = fmt.Sprintf("durable, confirm window %d, %s", window, notes)
 		}
-		return benchRate(c.Messages, end.Sub(pt.first), notes), nil
+		r := benchRate(c.Messages, end.Sub(pt.first), notes)
+		if persistent {
+			r.cpuPerOp(from, to, c.Messages)
+		}
+		return r, nil
 	})
 }
 
@@ -135,11 +141,14 @@ func benchConfirmEach(ctx context.Context, c benchConfig) (benchResult, error) {
 		if err != nil {
 			return benchResult{}, err
 		}
+		from := readCPU(c.ServerPID)
 		pt, err := s.publish(q, benchMessage(c, true), n, 1)
 		if err != nil {
 			return benchResult{}, err
 		}
-		return benchRate(n, pt.lastConfirm.Sub(pt.first), "durable, no consumer"), nil
+		r := benchRate(n, pt.lastConfirm.Sub(pt.first), "durable, no consumer")
+		r.cpuPerOp(from, readCPU(c.ServerPID), n)
+		return r, nil
 	})
 }
 
