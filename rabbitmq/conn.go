@@ -110,7 +110,6 @@ func (c *conn) serve(header [8]byte) {
 		c.fail(err)
 		return
 	}
-	c.open.Store(true)
 	c.log.Debug("connection opened", "user", c.user.Name, "vhost", c.vhost)
 	if c.heartbeat > 0 {
 		c.s.wg.Add(1)
@@ -344,7 +343,9 @@ func (c *conn) handshake() error {
 	if _, ok := c.user.Permissions[open.VirtualHost]; !ok {
 		return connectionError(wire.NotAllowed, "access to vhost '%s' refused for user '%s'", open.VirtualHost, c.user.Name)
 	}
-	c.vhost = open.VirtualHost
+	if !c.s.openIn(c, open.VirtualHost) {
+		return connectionError(wire.NotAllowed, "vhost %s not found", open.VirtualHost)
+	}
 	c.send(0, &wire.ConnectionOpenOk{})
 	return nil
 }

@@ -83,6 +83,21 @@ func (s *Server) deleteVhost(name string) error {
 	return nil
 }
 
+// openIn marks c open in vhost vh, unless vh is gone: under the lock
+// deleteVhost removes vhosts with, so that a connection either finds its
+// vhost deleted or is among the open ones once the deletion is done, and
+// before the client is told it is open.
+func (s *Server) openIn(c *conn, vh string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.vhosts[vh] == nil {
+		return false
+	}
+	c.vhost = vh
+	c.open.Store(true)
+	return true
+}
+
 func (s *Server) lookupVhost(name string) *vhost {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -286,15 +286,23 @@ func (m *Management) deleteVhost(c *gin.Context) {
 		m.writeError(c, errObjectNotFound)
 		return
 	}
-	for _, cn := range m.s.openConns() {
-		if cn.vhost == vh {
-			cn.forceClose("vhost '" + vh + "' is down")
+	// Its connections are closed before it goes, and those that opened
+	// in it meanwhile once it has gone (Server.openIn).
+	closed := map[*conn]bool{}
+	closeConns := func() {
+		for _, cn := range m.s.openConns() {
+			if cn.vhost == vh && !closed[cn] {
+				closed[cn] = true
+				cn.forceClose("vhost '" + vh + "' is down")
+			}
 		}
 	}
+	closeConns()
 	if err := m.s.deleteVhost(vh); err != nil {
 		m.writeError(c, err)
 		return
 	}
+	closeConns()
 	m.s.clearVhostPermissions(vh)
 	noContent(c)
 }
