@@ -21,8 +21,9 @@ const maxClockSkew = 15 * time.Minute
 
 // authorize checks the master-key signature of every request: an HMAC-SHA256
 // with the account key of the verb, resource type, resource link and date
-// (the REST API's "Access control on Cosmos DB resources"). A missing, wrong
-// or stale signature is a 401 and the request goes no further.
+// (the REST API's "Access control on Cosmos DB resources"). A missing or
+// wrong signature is a 401, one whose date is too far from the wall clock a
+// 403 (an expired token), and the request goes no further.
 func (s *Server) authorize() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		auth := c.GetHeader("Authorization")
@@ -44,7 +45,8 @@ func (s *Server) authorize() gin.HandlerFunc {
 			return
 		}
 		if wall := s.cfg.WallNow(); t.Before(wall.Add(-maxClockSkew)) || t.After(wall.Add(maxClockSkew)) {
-			s.writeError(c, errorf(http.StatusUnauthorized,
+			// An expired token is the service's 403, not a 401.
+			s.writeError(c, errorf(http.StatusForbidden,
 				"The authorization token is not valid at the current time. Please create another token and retry (token start time: %s, token expiry time: %s, current server time: %s).",
 				t.UTC().Format(http.TimeFormat), t.Add(maxClockSkew).UTC().Format(http.TimeFormat), wall.UTC().Format(http.TimeFormat)))
 			return

@@ -31,11 +31,20 @@ func TestWrongOrMissingCredentialsAre401(t *testing.T) {
 	for name, r := range map[string]restResponse{
 		"NoAuthorization": f.doWith("", time.Now(), "GET", "/dbs", "dbs", "", nil, nil),
 		"WrongLink":       f.do("GET", "/dbs/db", "dbs", "dbs/other", nil, nil),
-		"StaleDate":       f.doWith(cosmos.EmulatorKey, time.Now().Add(-20*time.Minute), "GET", "/dbs", "dbs", "", nil, nil),
-		"FutureDate":      f.doWith(cosmos.EmulatorKey, time.Now().Add(20*time.Minute), "GET", "/dbs", "dbs", "", nil, nil),
 		"ReadAnItem":      f.doWith(other, time.Now(), "GET", "/dbs/db", "dbs", "dbs/db", nil, nil),
 	} {
 		if r.status != http.StatusUnauthorized || !strings.Contains(string(r.body), `"code":"Unauthorized"`) {
+			t.Errorf("%s: %d %s", name, r.status, r.body)
+		}
+	}
+	// A token whose date is too far from the server's clock has expired:
+	// the service's 403, which says the token's window and the time.
+	for name, d := range map[string]time.Duration{"StaleDate": -20 * time.Minute, "FutureDate": 20 * time.Minute} {
+		date := time.Now().Add(d).UTC()
+		r := f.doWith(cosmos.EmulatorKey, date, "GET", "/dbs", "dbs", "", nil, nil)
+		want := "The authorization token is not valid at the current time. Please create another token and retry (token start time: " +
+			date.Format(http.TimeFormat) + ", token expiry time: " + date.Add(15*time.Minute).Format(http.TimeFormat) + ", current server time: "
+		if r.status != http.StatusForbidden || !strings.Contains(string(r.body), `"code":"Forbidden"`) || !strings.Contains(string(r.body), want) {
 			t.Errorf("%s: %d %s", name, r.status, r.body)
 		}
 	}
