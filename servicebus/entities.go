@@ -77,6 +77,9 @@ type node struct {
 
 	mu      sync.Mutex
 	waiters map[*link]struct{}
+	// gone is set once the node is deleted and its waiters detached:
+	// it takes no new ones.
+	gone bool
 }
 
 // path returns the node's entity path.
@@ -114,13 +117,19 @@ func (n *node) signal() {
 	n.mu.Unlock()
 }
 
-func (n *node) wait(l *link) {
+// wait registers l as a receiver to wake and, when the node is deleted,
+// to detach; false when the node is deleted already.
+func (n *node) wait(l *link) bool {
 	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.gone {
+		return false
+	}
 	if n.waiters == nil {
 		n.waiters = map[*link]struct{}{}
 	}
 	n.waiters[l] = struct{}{}
-	n.mu.Unlock()
+	return true
 }
 
 func (n *node) unwait(l *link) {

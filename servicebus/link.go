@@ -160,6 +160,9 @@ func (ss *session) attach(a *amqp.Attach) {
 		go l.run(a, reply)
 		return
 	}
+	// A receiver is its node's before the client hears of it, so that a
+	// deletion of the node either finds it or came first (live false).
+	live := l.kind != linkOut || l.node.wait(l)
 	c.writeFrame(amqp.FrameAMQP, ss.ch, reply)
 	if a.Role == amqp.RoleSender {
 		// grant credit to every client sender, $cbs and $management too
@@ -172,9 +175,12 @@ func (ss *session) attach(a *amqp.Attach) {
 		return
 	}
 	if l.kind == linkOut {
-		l.node.wait(l)
 		c.wg.Add(1)
 		go l.run(nil, nil)
+		if !live {
+			// Deleted between the lookup and the reply.
+			l.forceDetach(errEntityGone(l.node.path()))
+		}
 	}
 }
 

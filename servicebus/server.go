@@ -267,6 +267,7 @@ func (s *Server) detachNodes(ns ...*node) {
 			continue
 		}
 		n.mu.Lock()
+		n.gone = true
 		ls := make([]*link, 0, len(n.waiters))
 		for l := range n.waiters {
 			ls = append(ls, l)
