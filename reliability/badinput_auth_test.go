@@ -113,8 +113,9 @@ func badinputAuthCases(l *Lapse, cfg *tls.Config) []badinputCase {
 		}},
 		{"cosmosHTTPS/StaleDate", func(t *testing.T) {
 			stale := time.Now().Add(-20 * time.Minute).UTC().Format(http.TimeFormat)
-			if status, body := cosmosRaw(t, stale); status != 401 || !strings.Contains(body, "not valid at the current time") {
-				t.Errorf("status %d %q, want 401: not valid at the current time", status, body)
+			// An expired token: the service's 403, not a 401.
+			if status, body := cosmosRaw(t, stale); status != 403 || !strings.Contains(body, "not valid at the current time") {
+				t.Errorf("status %d %q, want 403: not valid at the current time", status, body)
 			}
 		}},
 	}
