@@ -61,7 +61,13 @@ func (ch *channel) consume(m *wire.BasicConsume) error {
 	// The consumer takes its place in the queue's round robin now, in the
 	// order consumers were made, but gets nothing before its consume-ok.
 	cs.waiting.Store(true)
-	q.addConsumer(cs)
+	if !q.addConsumer(cs) {
+		// Deleted since the lookup: as if it had been before.
+		ch.mu.Lock()
+		delete(ch.consumers, tag)
+		ch.mu.Unlock()
+		return notFoundQueue(c.vhost, name)
+	}
 	c.s.e.Consumers(c.s.now(), q.key, 1)
 	// Deliveries are written under ch.mu: holding it while the consume-ok
 	// goes out keeps any delivery behind it, and the consumer is ready

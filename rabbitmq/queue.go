@@ -106,9 +106,14 @@ func (q *queue) signal() {
 	}
 }
 
-// addConsumer adds c and makes sure a dispatcher runs.
-func (q *queue) addConsumer(c *consumer) {
+// addConsumer adds c and makes sure a dispatcher runs; false, adding
+// nothing, when the queue is deleted.
+func (q *queue) addConsumer(c *consumer) bool {
 	q.mu.Lock()
+	if q.deleted {
+		q.mu.Unlock()
+		return false
+	}
 	q.consumers = append(q.consumers, c)
 	q.nconsumers.Store(int32(len(q.consumers)))
 	q.hadConsumer = true
@@ -122,6 +127,7 @@ func (q *queue) addConsumer(c *consumer) {
 		go q.run()
 	}
 	q.signal()
+	return true
 }
 
 // removeConsumer takes c out; it reports whether the queue is auto-delete
