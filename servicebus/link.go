@@ -155,7 +155,12 @@ func (ss *session) attach(a *amqp.Attach) {
 	ss.mu.Unlock()
 	if pending {
 		// the reply waits for a session (sessionlink.go)
-		l.node.wait(l)
+		if !l.node.wait(l) {
+			// Deleted since the lookup.
+			ss.removeLink(l)
+			l.refusePending(reply, errEntityGone(l.node.path()))
+			return
+		}
 		c.wg.Add(1)
 		go l.run(a, reply)
 		return
@@ -685,6 +690,9 @@ func (l *link) stop() {
 // forceDetach detaches a link from the server's side with an error,
 // unless the client detached it already.
 func (l *link) forceDetach(e *amqp.Error) {
+	if l.refuseIfPending(e) {
+		return
+	}
 	l.stop()
 	l.releaseSession()
 	if l.ss.removeLink(l) {

@@ -51,6 +51,10 @@ type sessionHold struct {
 	// held, attached once the attach reply went out, cancelled when the
 	// client detached before it, released once the session is given back.
 	accepted, attached, cancelled, released bool
+	// refused is the error the server detached the link with before its
+	// attach was answered (its queue was deleted): the link's goroutine
+	// answers the attach with it.
+	refused *amqp.Error
 }
 
 // readSessionFilter reads a session receiver's source filter and link
@@ -215,10 +219,14 @@ func (l *link) awaitSession(a *amqp.Attach, reply *amqp.Attach) bool {
 		until, err := l.acceptSession()
 		if err == nil {
 			l.mu.Lock()
-			if l.sess.cancelled {
+			if l.sess.cancelled || l.sess.refused != nil {
+				refused := l.sess.refused
 				l.mu.Unlock()
 				l.releaseSession()
-				l.refusePending(reply, nil)
+				if refused != nil {
+					l.ss.removeLink(l)
+				}
+				l.refusePending(reply, refused)
 				return false
 			}
 			l.sessionReply(reply, a, until)
@@ -241,9 +249,13 @@ func (l *link) awaitSession(a *amqp.Attach, reply *amqp.Attach) bool {
 			return false
 		case <-l.done:
 			l.mu.Lock()
-			cancelled := l.sess.cancelled
+			cancelled, refused := l.sess.cancelled, l.sess.refused
 			l.mu.Unlock()
-			if cancelled {
+			switch {
+			case refused != nil:
+				l.ss.removeLink(l)
+				l.refusePending(reply, refused)
+			case cancelled:
 				l.refusePending(reply, nil)
 			}
 			return false
@@ -272,6 +284,26 @@ func formatTimeSpan(d time.Duration) string {
 	sec := d / time.Second
 	d -= sec * time.Second
 	return fmt.Sprintf("%02d:%02d:%02d.%07d", h, m, sec, d/100)
+}
+
+// refuseIfPending has a session receiver whose attach is not answered yet
+// refused with e by its goroutine, and stops it; false when the link is
+// not such a receiver, for the usual detach. A detach before the answer
+// to the client's attach would name a link the client does not have yet.
+func (l *link) refuseIfPending(e *amqp.Error) bool {
+	if l.sess == nil {
+		return false
+	}
+	l.mu.Lock()
+	pending := !l.sess.attached && !l.sess.cancelled && l.sess.refused == nil
+	if pending {
+		l.sess.refused = e
+	}
+	l.mu.Unlock()
+	if pending {
+		l.stop()
+	}
+	return pending
 }
 
 // cancelPending is the client's detach of a session receiver whose attach

@@ -430,3 +430,36 @@ func TestEmptySessionLockLossDetachesHolder_SS3(t *testing.T) {
 		t.Fatalf("after the empty session's lock ran out: %v, want a detach with com.microsoft:session-lock-lost", err)
 	}
 }
+
+// A session receiver still waiting for a session when its queue is
+// deleted gets its attach answered, with a null source, and the detach
+// with amqp:not-found, as any receiver of a deleted queue is detached; a
+// detach alone would name a link the client does not have yet.
+func TestPendingSessionReceiverOfDeletedQueueIsRefused(t *testing.T) {
+	f := MustServer(t)
+	f.sessionQueue("sq", nil)
+	raw := MustSession(t, f.MustDialAMQP(t, "sq"))
+	go func() {
+		time.Sleep(200 * time.Millisecond) // let the accept wait
+		f.MustDeleteQueue(t, "sq")
+	}()
+	start := time.Now()
+	_, err := raw.NewReceiver(ctx(t), "sq", &amqp.ReceiverOptions{
+		Filters:    []amqp.LinkFilter{amqp.NewLinkFilter("com.microsoft:session-filter", 0x137000000C, nil)},
+		Properties: map[string]any{"com.microsoft:timeout": uint32(30000)},
+	})
+	if remoteErr(err) != "amqp:not-found" {
+		t.Fatalf("accept next on a queue deleted meanwhile: %v, want a detach with amqp:not-found", err)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Fatalf("the server answered after %v, not when the queue went", el)
+	}
+	// The session is still up for other links: one of the queue made
+	// anew.
+	f.sessionQueue("sq", nil)
+	if _, err := raw.NewReceiver(ctx(t), "sq", &amqp.ReceiverOptions{
+		Filters: []amqp.LinkFilter{amqp.NewLinkFilter("com.microsoft:session-filter", 0x137000000C, "a")},
+	}); err != nil {
+		t.Fatalf("a receiver on the same session afterwards: %v", err)
+	}
+}
