@@ -442,3 +442,52 @@ func TestReceivingFromASubscriptionKeepsItsTopic(t *testing.T) {
 		t.Fatalf("entities after 5 idle minutes: %v", got)
 	}
 }
+
+// rule: SB-4. A message scheduled on a topic is cancelled by one number
+// for all its subscription copies; the server keeps that number only while
+// a copy can still be cancelled, not for ever.
+func TestTopicScheduleNumbersAreKeptOnlyWhileCancellable(t *testing.T) {
+	f := MustServer(t)
+	f.MustTopic("t", nil)
+	f.MustSubscription("t", "s", nil)
+	f.MustSubscription("t", "s2", nil)
+	c := f.sb()
+	s, err := c.c.NewSender("t", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	schedule := func(n int, at time.Time) []int64 {
+		t.Helper()
+		var seqs []int64
+		for n > 0 {
+			batch := make([]*azservicebus.Message, min(n, 500))
+			for i := range batch {
+				batch[i] = msg("m", 0)
+			}
+			got, err := s.ScheduleMessages(ctx(t), batch, at, nil)
+			if err != nil || len(got) != len(batch) {
+				t.Fatalf("ScheduleMessages = %d numbers, %v", len(got), err)
+			}
+			seqs = append(seqs, got...)
+			n -= len(batch)
+		}
+		return seqs
+	}
+	schedule(1500, t0.Add(time.Minute))
+	f.advance(2 * time.Minute) // the 1,500 are enqueued: past cancelling
+	later := schedule(600, t0.Add(time.Hour))
+	if n := f.s.ScheduledOnTopics(); n > 600 {
+		t.Errorf("the server keeps %d topic schedule numbers, want at most the 600 still scheduled", n)
+	}
+	// The ones still scheduled are cancelled by their numbers, in both
+	// subscriptions.
+	if err := s.CancelScheduledMessages(ctx(t), later, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"t/Subscriptions/s", "t/Subscriptions/s2"} {
+		if got := f.counts(sub); got.Active != 1500 || got.Scheduled != 0 {
+			t.Errorf("%s holds %+v, want the 1,500 enqueued and none of the cancelled", sub, got)
+		}
+	}
+}

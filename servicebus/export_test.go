@@ -31,3 +31,11 @@ func (s *Server) UpdateQueue(name string, p atom.QueueProperties) error {
 }
 
 func (s *Server) RemoveRule(topic, sub, name string) error { return s.removeRule(topic, sub, name) }
+
+// ScheduledOnTopics is how many messages scheduled on topics the server
+// keeps the copies of, for cancel-scheduled-message.
+func (s *Server) ScheduledOnTopics() int {
+	s.schedMu.Lock()
+	defer s.schedMu.Unlock()
+	return len(s.scheduled)
+}

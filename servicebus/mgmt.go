@@ -2,6 +2,7 @@ package servicebus
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/lapse-emulator/lapse/core"
@@ -274,8 +275,29 @@ func (s *Server) scheduleID(path string, ps []placed) int64 {
 	if s.scheduled == nil {
 		s.scheduled = map[int64][]placed{}
 	}
+	if len(s.scheduled) >= max(s.schedPrune, minSchedPrune) {
+		// Messages enqueued at their time are past cancelling: their
+		// entries go, each time the map has doubled since, so that it
+		// keeps only what can still be cancelled.
+		now := s.now()
+		for id, ps := range s.scheduled {
+			if !slices.ContainsFunc(ps, func(p placed) bool { return s.stillScheduled(now, p) }) {
+				delete(s.scheduled, id)
+			}
+		}
+		s.schedPrune = 2 * len(s.scheduled)
+	}
 	s.scheduled[s.schedSeq] = ps
 	return s.schedSeq
+}
+
+// minSchedPrune is the least size of Server.scheduled that is pruned.
+const minSchedPrune = 1024
+
+// stillScheduled reports whether the copy p is stored and scheduled.
+func (s *Server) stillScheduled(now time.Time, p placed) bool {
+	its, err := s.e.Peek(now, p.key, p.seq, 1)
+	return err == nil && len(its) > 0 && its[0].Seq == p.seq && its[0].State == core.Scheduled
 }
 
 // mgmtCancel cancels scheduled messages.
@@ -292,8 +314,7 @@ func (s *Server) mgmtCancel(l *link, req amqp.Map) mgmtResult {
 			s.schedMu.Unlock()
 		}
 		for _, p := range targets {
-			its, err := s.e.Peek(now, p.key, p.seq, 1)
-			if err != nil || len(its) == 0 || its[0].Seq != p.seq || its[0].State != core.Scheduled {
+			if !s.stillScheduled(now, p) {
 				continue
 			}
 			c, err := s.e.Remove(now, p.key, p.seq)

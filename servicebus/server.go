@@ -72,6 +72,9 @@ type Server struct {
 	schedMu   sync.Mutex
 	schedSeq  int64
 	scheduled map[int64][]placed
+	// schedPrune is the size of scheduled at which the entries whose
+	// copies are all enqueued or gone are dropped next (mgmt.go).
+	schedPrune int
 
 	conns sync.Map // *conn -> struct{}
 	nconn atomic.Uint64
