@@ -37,11 +37,18 @@ type confirmReq struct {
 
 func newConfirmer(ch *channel) *confirmer {
 	cf := &confirmer{ch: ch, in: make(chan confirmReq, 4096)}
-	var once sync.Once
-	done := make(chan struct{})
-	cf.stop = func() { once.Do(func() { close(done) }) }
+	ctx, cancel := context.WithCancel(context.Background())
+	exited := make(chan struct{})
+	// stop returns once the confirmer has sent its last frame: the
+	// channel's close-ok, written after, is the last frame of the channel
+	// (amqp091-go closes the whole connection on a method for a channel
+	// it has let go).
+	cf.stop = func() {
+		cancel()
+		<-exited
+	}
 	ch.c.s.wg.Add(1)
-	go cf.run(done)
+	go cf.run(ctx, exited)
 	return cf
 }
 
@@ -87,12 +94,14 @@ func (cf *confirmer) send(m wire.Method) {
 	cf.ch.c.w.writeNow(func(b []byte) []byte { return wire.AppendMethodFrame(b, cf.ch.id, m) })
 }
 
-func (cf *confirmer) run(done chan struct{}) {
+// run sends the queued confirms until ctx ends, and nothing after.
+func (cf *confirmer) run(ctx context.Context, exited chan struct{}) {
 	defer cf.ch.c.s.wg.Done()
+	defer close(exited)
 	var acked, lastSent uint64 // acked: highest seq ready to ack; lastSent: highest seq confirmed
 	taken := 0                 // requests taken since pending was last lowered
 	flush := func() {
-		if acked > lastSent {
+		if acked > lastSent && ctx.Err() == nil {
 			cf.send(&wire.BasicAck{DeliveryTag: acked, Multiple: acked > lastSent+1})
 			lastSent = acked
 		}
@@ -101,8 +110,11 @@ func (cf *confirmer) run(done chan struct{}) {
 		var r confirmReq
 		select {
 		case r = <-cf.in:
-		case <-done:
+		case <-ctx.Done():
 			return
+		}
+		if ctx.Err() != nil {
+			return // both were ready
 		}
 		// pending > 0 from add until this batch is sent: now stays out and
 		// lastSent is this goroutine's.
@@ -112,11 +124,17 @@ func (cf *confirmer) run(done chan struct{}) {
 		for {
 			taken++
 			nack := r.nack
-			if r.commit != nil && r.commit.Wait(context.Background()) != nil {
+			if r.commit != nil && r.commit.Wait(ctx) != nil {
+				if ctx.Err() != nil {
+					return
+				}
 				nack = true
 			}
 			if nack {
 				flush()
+				if ctx.Err() != nil {
+					return
+				}
 				cf.ch.send(&wire.BasicNack{DeliveryTag: r.seq})
 				lastSent = r.seq
 				acked = r.seq

@@ -68,3 +68,47 @@ func TestConfirmsOfWaitedAndBurstPublishesComeOnceInOrder(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 }
+
+// A channel closed while its confirmer still has confirms to send sends
+// none after its close-ok: amqp091-go closes the whole connection (504) on
+// a method for a channel it has released.
+func TestNoConfirmAfterChannelCloseOk(t *testing.T) {
+	f := MustServer(t)
+	conn, err := amqp.Dial(f.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	setup, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := setup.QueueDeclare("durable", true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	closed := conn.NotifyClose(make(chan *amqp.Error, 1))
+	body := amqp.Publishing{DeliveryMode: amqp.Persistent, Body: make([]byte, 100)}
+	for round := range 50 {
+		ch, err := conn.Channel()
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if err := ch.Confirm(false); err != nil {
+			t.Fatal(err)
+		}
+		for range 200 {
+			if err := ch.PublishWithContext(context.Background(), "", "durable", false, false, body); err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		ch.Close() // without waiting for the confirms
+		select {
+		case e := <-closed:
+			t.Fatalf("round %d: the connection closed: %v", round, e)
+		default:
+		}
+	}
+	if _, err := setup.QueueDeclarePassive("durable", true, false, false, false, nil); err != nil {
+		t.Fatalf("the connection after the rounds: %v", err)
+	}
+}
