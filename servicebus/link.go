@@ -63,6 +63,11 @@ type link struct {
 	done          chan struct{}
 	stopOnce      sync.Once
 	tagSeq        uint64
+	// replying is set while a receiver is its node's but its attach is
+	// not answered yet; a detach meanwhile waits in detachLater for the
+	// answer, which must come first.
+	replying    bool
+	detachLater *amqp.Error
 }
 
 func settleMode(p *uint8, def uint8) uint8 {
@@ -166,8 +171,15 @@ func (ss *session) attach(a *amqp.Attach) {
 		return
 	}
 	// A receiver is its node's before the client hears of it, so that a
-	// deletion of the node either finds it or came first (live false).
-	live := l.kind != linkOut || l.node.wait(l)
+	// deletion of the node either finds it or came first (live false);
+	// one that finds it waits for the answer (replying).
+	live := true
+	if l.kind == linkOut {
+		l.mu.Lock()
+		l.replying = true
+		l.mu.Unlock()
+		live = l.node.wait(l)
+	}
 	c.writeFrame(amqp.FrameAMQP, ss.ch, reply)
 	if a.Role == amqp.RoleSender {
 		// grant credit to every client sender, $cbs and $management too
@@ -180,11 +192,18 @@ func (ss *session) attach(a *amqp.Attach) {
 		return
 	}
 	if l.kind == linkOut {
+		l.mu.Lock()
+		l.replying = false
+		later := l.detachLater
+		l.mu.Unlock()
 		c.wg.Add(1)
 		go l.run(nil, nil)
 		if !live {
 			// Deleted between the lookup and the reply.
-			l.forceDetach(errEntityGone(l.node.path()))
+			later = errEntityGone(l.node.path())
+		}
+		if later != nil {
+			l.forceDetach(later)
 		}
 	}
 }
@@ -693,6 +712,15 @@ func (l *link) forceDetach(e *amqp.Error) {
 	if l.refuseIfPending(e) {
 		return
 	}
+	l.mu.Lock()
+	if l.replying {
+		if l.detachLater == nil {
+			l.detachLater = e
+		}
+		l.mu.Unlock()
+		return
+	}
+	l.mu.Unlock()
 	l.stop()
 	l.releaseSession()
 	if l.ss.removeLink(l) {
