@@ -61,12 +61,15 @@ func (ch *channel) consume(m *wire.BasicConsume) error {
 	// The consumer takes its place in the queue's round robin now, in the
 	// order consumers were made, but gets nothing before its consume-ok.
 	cs.waiting.Store(true)
-	if !q.addConsumer(cs) {
-		// Deleted since the lookup: as if it had been before.
+	if why := q.addConsumer(cs); why != consumerAdded {
 		ch.mu.Lock()
 		delete(ch.consumers, tag)
 		ch.mu.Unlock()
-		return notFoundQueue(c.vhost, name)
+		if why == queueGone {
+			// Deleted since the lookup: as if it had been before.
+			return notFoundQueue(c.vhost, name)
+		}
+		return channelError(wire.AccessRefused, "%s in exclusive use", rs("queue", q.name, q.vhost))
 	}
 	c.s.e.Consumers(c.s.now(), q.key, 1)
 	// Deliveries are written under ch.mu: holding it while the consume-ok
@@ -76,6 +79,11 @@ func (ch *channel) consume(m *wire.BasicConsume) error {
 	cs.waiting.Store(false)
 	if !m.NoWait {
 		ch.send(&wire.BasicConsumeOk{ConsumerTag: tag})
+	}
+	if cs.cancelOnOk && c.cancelNotify {
+		// Its queue went meanwhile (serverCancel): the client learns of
+		// the consumer before it learns it is gone.
+		ch.send(&wire.BasicCancel{ConsumerTag: tag, NoWait: true})
 	}
 	ch.mu.Unlock()
 	// As in RabbitMQ, ready messages go to the new consumer before the
@@ -115,12 +123,18 @@ func (ch *channel) serverCancel(cs *consumer) {
 	_, mine := ch.consumers[cs.tag]
 	delete(ch.consumers, cs.tag)
 	closed := ch.closed
+	// A consumer whose consume-ok is not out yet is cancelled after it
+	// (consume): a client learns the tags the server makes from it.
+	waiting := cs.waiting.Load()
+	if mine && !closed && waiting {
+		cs.cancelOnOk = true
+	}
 	ch.mu.Unlock()
 	if !mine || closed {
 		return
 	}
 	ch.c.s.e.Consumers(ch.c.s.now(), cs.q.key, -1)
-	if ch.c.cancelNotify {
+	if ch.c.cancelNotify && !waiting {
 		ch.send(&wire.BasicCancel{ConsumerTag: cs.tag, NoWait: true})
 	}
 }

@@ -1,6 +1,7 @@
 package rabbitmq
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,6 +68,9 @@ type consumer struct {
 	unacked   atomic.Int64
 	cancelled atomic.Bool
 	waiting   atomic.Bool // made, but its consume-ok is not sent yet
+	// cancelOnOk is set, under the channel's mu, when the queue went while
+	// the consumer was waiting: basic.cancel follows the consume-ok.
+	cancelOnOk bool
 }
 
 // reserve takes room for one delivery under the consumer's and its
@@ -106,13 +110,27 @@ func (q *queue) signal() {
 	}
 }
 
-// addConsumer adds c and makes sure a dispatcher runs; false, adding
-// nothing, when the queue is deleted.
-func (q *queue) addConsumer(c *consumer) bool {
+// Why addConsumer took a consumer or not.
+const (
+	consumerAdded = iota
+	queueGone
+	queueInExclusiveUse
+)
+
+// addConsumer adds c and makes sure a dispatcher runs. It adds nothing to
+// a deleted queue (queueGone), nor an exclusive consumer to a queue with
+// consumers or any to one with an exclusive consumer (queueInExclusiveUse):
+// checked with the adding, so that two consumers made at once cannot both
+// pass.
+func (q *queue) addConsumer(c *consumer) int {
 	q.mu.Lock()
 	if q.deleted {
 		q.mu.Unlock()
-		return false
+		return queueGone
+	}
+	if c.exclusive && len(q.consumers) > 0 || slices.ContainsFunc(q.consumers, func(o *consumer) bool { return o.exclusive }) {
+		q.mu.Unlock()
+		return queueInExclusiveUse
 	}
 	q.consumers = append(q.consumers, c)
 	q.nconsumers.Store(int32(len(q.consumers)))
@@ -127,7 +145,7 @@ func (q *queue) addConsumer(c *consumer) bool {
 		go q.run()
 	}
 	q.signal()
-	return true
+	return consumerAdded
 }
 
 // removeConsumer takes c out; it reports whether the queue is auto-delete
