@@ -111,7 +111,10 @@ func (ch *channel) dropConsumer(cs *consumer) {
 	s.e.Consumers(s.now(), cs.q.key, -1)
 	if autoDelete {
 		s.topoMu.Lock()
-		s.removeQueue(cs.q)
+		// Unless a consumer joined since: then the queue stays.
+		if cs.q.retireIfUnused() {
+			s.removeQueue(cs.q)
+		}
 		s.topoMu.Unlock()
 	}
 }

@@ -110,6 +110,19 @@ func (q *queue) signal() {
 	}
 }
 
+// retireIfUnused marks the queue deleted, which closes it to consumers,
+// if it has none, and reports whether it did: an auto-delete queue whose
+// last consumer went is deleted only if no other joined meanwhile.
+func (q *queue) retireIfUnused() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.consumers) > 0 || q.deleted {
+		return false
+	}
+	q.deleted = true
+	return true
+}
+
 // Why addConsumer took a consumer or not.
 const (
 	consumerAdded = iota
