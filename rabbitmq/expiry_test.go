@@ -581,3 +581,31 @@ func TestXDeathFieldOrderOnTheWire_RB12(t *testing.T) {
 		last = i
 	}
 }
+
+// rule: RB-8. A queue deleted for being unused loses its bindings as any
+// deleted queue does: an auto-delete exchange left without bindings goes
+// with it.
+func TestExpiredQueueTakesItsAutoDeleteExchange_RB8(t *testing.T) {
+	f := MustServer(t)
+	ch := f.MustChannel()
+	if err := ch.ExchangeDeclare("ax", "direct", false, true, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	MustDeclare(t, ch, "bound", amqp.Table{"x-expires": int32(600)})
+	if err := ch.QueueBind("bound", "k", "ax", false, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.advance(700 * time.Millisecond)
+	pch := f.MustChannel()
+	if _, err := pch.QueueDeclarePassive("bound", false, false, false, false, nil); err == nil {
+		t.Fatal("the queue is alive after its x-expires")
+	}
+	pch = f.MustChannel()
+	err := pch.ExchangeDeclarePassive("ax", "direct", false, true, false, false, nil)
+	if err == nil {
+		t.Fatal("the auto-delete exchange outlived its only bound queue")
+	}
+	if e := closeErr(t, err); e.Code != 404 || e.Reason != "NOT_FOUND - no exchange 'ax' in vhost '/'" {
+		t.Errorf("exchange.declare passive: %v", e)
+	}
+}

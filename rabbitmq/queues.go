@@ -245,8 +245,13 @@ func (s *Server) deleted(en core.Entity) {
 	if json.Unmarshal(en.Meta, &m) != nil {
 		return
 	}
+	// As any deletion of a queue: under topoMu, so that no declare or bind
+	// holds it meanwhile, and its exchanges are persisted without its
+	// bindings, or deleted if auto-delete and left with none.
+	s.topoMu.Lock()
+	defer s.topoMu.Unlock()
 	if q := s.findQueue(m.VHost, m.Name); q != nil && q.key == en.EntityKey {
-		s.unlinkQueue(q)
+		s.afterUnbind(s.unlinkQueue(q))
 	}
 }
 
