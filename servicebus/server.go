@@ -160,6 +160,12 @@ func (s *Server) deleted(en core.Entity) {
 	if json.Unmarshal(en.Meta, &m) != nil {
 		return
 	}
+	// As any deletion through the administration API: under adminMu, so
+	// that no creation of a subscription finds the topic and then adds
+	// to it after it is forgotten, and no queue is made anew while the
+	// old one's dead-letter queues are still being deleted.
+	s.adminMu.Lock()
+	defer s.adminMu.Unlock()
 	switch m.Kind {
 	case kindQueue:
 		if qe := s.queue(m.Name); qe != nil && qe.main.key == en.EntityKey {
