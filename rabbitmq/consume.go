@@ -98,6 +98,11 @@ func (ch *channel) cancel(tag string) {
 	ch.mu.Lock()
 	cs := ch.consumers[tag]
 	delete(ch.consumers, tag)
+	if cs != nil {
+		// Marked under mu, which deliveries are written under: none is
+		// written from now on, so none follows the cancel-ok.
+		cs.cancelled.Store(true)
+	}
 	ch.mu.Unlock()
 	if cs != nil {
 		ch.dropConsumer(cs)
@@ -138,7 +143,14 @@ func (ch *channel) serverCancel(cs *consumer) {
 	}
 	ch.c.s.e.Consumers(ch.c.s.now(), cs.q.key, -1)
 	if ch.c.cancelNotify && !waiting {
-		ch.send(&wire.BasicCancel{ConsumerTag: cs.tag, NoWait: true})
+		// Written under mu, where the channel's close is marked: never
+		// after its close-ok, which amqp091-go answers by closing the
+		// whole connection.
+		ch.mu.Lock()
+		if !ch.closed {
+			ch.send(&wire.BasicCancel{ConsumerTag: cs.tag, NoWait: true})
+		}
+		ch.mu.Unlock()
 	}
 }
 
