@@ -10,7 +10,7 @@ import (
 // pendingAck is the outcome of a delivery the client sent, to be told once
 // what it stored is committed.
 type pendingAck struct {
-	ss      *session
+	l       *link // the client's sending link
 	id      uint32
 	commits []*core.Commit
 	err     error
@@ -18,7 +18,7 @@ type pendingAck struct {
 
 // reply queues the outcome of delivery id; a delivery the client settled
 // itself gets none.
-func (c *conn) reply(ss *session, id uint32, settled bool, commits []*core.Commit, err error) {
+func (c *conn) reply(l *link, id uint32, settled bool, commits []*core.Commit, err error) {
 	if err != nil {
 		c.log.Debug("a delivery was refused", "delivery", id, "err", err)
 	}
@@ -31,7 +31,7 @@ func (c *conn) reply(ss *session, id uint32, settled bool, commits []*core.Commi
 		go c.acker()
 	})
 	select {
-	case c.acks <- pendingAck{ss: ss, id: id, commits: commits, err: err}:
+	case c.acks <- pendingAck{l: l, id: id, commits: commits, err: err}:
 	case <-c.done:
 	}
 }
@@ -80,14 +80,17 @@ func (c *conn) acker() {
 		}
 		for i := 0; i < len(batch); {
 			a := batch[i]
+			// Written through the session, and only while the link is
+			// attached: the client may have detached it, or ended the
+			// session, while its deliveries were being committed.
 			if a.err != nil {
-				a.ss.c.writeFrame(amqp.FrameAMQP, a.ss.ch, &amqp.Disposition{Role: amqp.RoleReceiver, First: a.id,
+				a.l.ss.writeFor(a.l, &amqp.Disposition{Role: amqp.RoleReceiver, First: a.id,
 					Settled: true, State: &amqp.Rejected{Error: amqpError(a.err)}})
 				i++
 				continue
 			}
 			j := i + 1
-			for j < len(batch) && batch[j].err == nil && batch[j].ss == a.ss && batch[j].id == batch[j-1].id+1 {
+			for j < len(batch) && batch[j].err == nil && batch[j].l == a.l && batch[j].id == batch[j-1].id+1 {
 				j++
 			}
 			d := &amqp.Disposition{Role: amqp.RoleReceiver, First: a.id, Settled: true, State: &amqp.Accepted{}}
@@ -95,7 +98,7 @@ func (c *conn) acker() {
 				last := batch[j-1].id
 				d.Last = &last
 			}
-			a.ss.c.writeFrame(amqp.FrameAMQP, a.ss.ch, d)
+			a.l.ss.writeFor(a.l, d)
 			i = j
 		}
 	}

@@ -156,6 +156,7 @@ func (ss *session) attach(a *amqp.Attach) {
 	}
 	ss.mu.Lock()
 	ss.links[a.Handle] = l
+	delete(ss.detached, a.Handle)
 	ss.names[a.Name] = l
 	ss.mu.Unlock()
 	if pending {
@@ -352,7 +353,7 @@ func (l *link) sendOwnFlow(drain bool) {
 	l.mu.Lock()
 	dc, cr := l.deliveryCount, l.outCredit
 	l.mu.Unlock()
-	l.ss.sendFlow(&amqp.Flow{Handle: &l.handle, DeliveryCount: &dc, LinkCredit: &cr, Drain: drain})
+	l.ss.writeFor(l, &amqp.Flow{Handle: &l.handle, DeliveryCount: &dc, LinkCredit: &cr, Drain: drain})
 }
 
 // finishDrain uses up the credit the client asked to drain (§2.6.7).
@@ -424,7 +425,7 @@ func (l *link) transfer(t *amqp.Transfer, payload []byte) {
 	}
 	id, settled, format := l.partialID, l.partialSettl, l.partialFmt
 	if l.oversized {
-		l.ss.c.reply(l.ss, id, settled, nil, errTooLarge(limit+1, int64(limit)))
+		l.ss.c.reply(l, id, settled, nil, errTooLarge(limit+1, int64(limit)))
 		return
 	}
 	switch l.kind {
@@ -448,7 +449,7 @@ func (s *Server) receiveSend(l *link, id uint32, settled bool, format uint32, bo
 	if format == amqp.MessageFormatBatch {
 		outer, err := amqp.UnmarshalMessage(body)
 		if err != nil {
-			l.ss.c.reply(l.ss, id, settled, nil, core.Errorf(core.EINVALID, "The batch could not be decoded: %v", err))
+			l.ss.c.reply(l, id, settled, nil, core.Errorf(core.EINVALID, "The batch could not be decoded: %v", err))
 			return
 		}
 		raws = outer.Data
@@ -462,11 +463,11 @@ func (s *Server) receiveSend(l *link, id uint32, settled bool, format uint32, bo
 			commits = append(commits, commitsOf(ps)...)
 		}
 		if err != nil {
-			l.ss.c.reply(l.ss, id, settled, commits, err)
+			l.ss.c.reply(l, id, settled, commits, err)
 			return
 		}
 	}
-	l.ss.c.reply(l.ss, id, settled, commits, nil)
+	l.ss.c.reply(l, id, settled, commits, nil)
 }
 
 // wake makes a sending link look for messages.

@@ -107,6 +107,23 @@ func (ss *session) sendFlow(f *amqp.Flow) {
 	ss.c.writeFrame(amqp.FrameAMQP, ss.ch, f)
 }
 
+// writeFor sends a frame about link l (a flow, a disposition) unless the
+// session has ended or l is no longer attached: go-amqp ends the session
+// on a frame for a handle it has let go, and a goroutine other than the
+// connection's reader (a link's pump, the acker) may come after the
+// detach. A flow frame gets the session's window.
+func (ss *session) writeFor(l *link, p amqp.Performative) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.stopped || ss.links[l.peerHandle] != l {
+		return
+	}
+	if f, ok := p.(*amqp.Flow); ok {
+		ss.flowFrameLocked(f)
+	}
+	ss.c.writeFrame(amqp.FrameAMQP, ss.ch, p)
+}
+
 // write sends frames of the session, in order, unless the session has
 // ended: a goroutine other than the connection's reader writes through it,
 // so that nothing follows the session's end.
@@ -193,7 +210,9 @@ func (ss *session) sendDelivery(l *link, tag []byte, settled bool, payload []byt
 	for ss.remoteIncomingWindow == 0 && !ss.stopped {
 		ss.cond.Wait()
 	}
-	if ss.stopped {
+	if ss.stopped || ss.links[l.peerHandle] != l {
+		// Ended, or detached while this delivery was made: a transfer
+		// for a handle the client has let go ends its session.
 		ss.mu.Unlock()
 		return errStopped
 	}
@@ -275,6 +294,12 @@ func (ss *session) detach(d *amqp.Detach) {
 		ss.errorEnd(condUnattached, fmt.Sprintf("detach of handle %d, which is not attached", d.Handle))
 		return
 	}
+	// Frames the client sends for the handle until it attaches it again
+	// are ignored: go-amqp's receiver may still send a flow for credit
+	// it reclaims from transfers that crossed its detach.
+	ss.mu.Lock()
+	ss.detached[d.Handle] = struct{}{}
+	ss.mu.Unlock()
 	if l.cancelPending() {
 		// a session receiver still waiting for a session: its goroutine
 		// answers the attach and then this detach
