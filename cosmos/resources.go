@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/cosmos/query"
 )
@@ -193,17 +193,7 @@ func (a *activityIDs) next() string {
 	binary.BigEndian.PutUint64(id[8:], a.n.Add(1))
 	id[6] = id[6]&0x0f | 0x40 // version 4
 	id[8] = id[8]&0x3f | 0x80 // RFC 4122 variant
-	var out [36]byte
-	hex.Encode(out[0:8], id[0:4])
-	out[8] = '-'
-	hex.Encode(out[9:13], id[4:6])
-	out[13] = '-'
-	hex.Encode(out[14:18], id[6:8])
-	out[18] = '-'
-	hex.Encode(out[19:23], id[8:10])
-	out[23] = '-'
-	hex.Encode(out[24:36], id[10:16])
-	return string(out[:])
+	return uuid.UUID(id).String()
 }
 
 // systemProps are the properties the service adds to every resource; a
