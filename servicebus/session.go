@@ -278,14 +278,19 @@ func (ss *session) disposition(d *amqp.Disposition) {
 func (ss *session) detach(d *amqp.Detach) {
 	ss.mu.Lock()
 	l := ss.links[d.Handle]
+	_, answer := ss.detached[d.Handle]
 	if l != nil {
 		delete(ss.links, d.Handle)
 		if ss.names[l.name] == l {
 			delete(ss.names, l.name)
 		}
+		// Frames the client sends for the handle until it attaches it
+		// again are ignored: go-amqp's receiver may still send a flow for
+		// credit it reclaims from transfers that crossed its detach.
+		ss.detached[d.Handle] = struct{}{}
+	} else {
+		delete(ss.detached, d.Handle)
 	}
-	_, answer := ss.detached[d.Handle]
-	delete(ss.detached, d.Handle)
 	ss.mu.Unlock()
 	if l == nil && answer {
 		return // the client answers the server's detach (§2.6.5)
@@ -294,12 +299,6 @@ func (ss *session) detach(d *amqp.Detach) {
 		ss.errorEnd(condUnattached, fmt.Sprintf("detach of handle %d, which is not attached", d.Handle))
 		return
 	}
-	// Frames the client sends for the handle until it attaches it again
-	// are ignored: go-amqp's receiver may still send a flow for credit
-	// it reclaims from transfers that crossed its detach.
-	ss.mu.Lock()
-	ss.detached[d.Handle] = struct{}{}
-	ss.mu.Unlock()
 	if l.cancelPending() {
 		// a session receiver still waiting for a session: its goroutine
 		// answers the attach and then this detach
