@@ -51,9 +51,6 @@ func (ch *channel) consume(m *wire.BasicConsume) error {
 	if dup {
 		return connectionError(wire.NotAllowed, "attempt to reuse consumer tag '%s'", tag)
 	}
-	if m.Exclusive && q.consumerCount() > 0 || q.exclusiveConsumer() {
-		return channelError(wire.AccessRefused, "%s in exclusive use", rs("queue", q.name, q.vhost))
-	}
 	cs := &consumer{ch: ch, q: q, tag: tag, noAck: m.NoAck, exclusive: m.Exclusive, prefetch: ch.prefetch, args: m.Arguments}
 	ch.mu.Lock()
 	ch.consumers[tag] = cs

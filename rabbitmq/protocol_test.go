@@ -265,3 +265,31 @@ func TestPermissions(t *testing.T) {
 		t.Fatal("a vhost that does not exist was opened")
 	}
 }
+
+// An exclusive consumer needs a queue without consumers, and keeps others
+// off it: 403 ACCESS_REFUSED either way, as RabbitMQ refuses them.
+func TestExclusiveConsumerIsAlone(t *testing.T) {
+	f := MustServer(t)
+	ch := f.MustChannel()
+	MustDeclare(t, ch, "q", nil)
+	if _, err := ch.Consume("q", "plain", false, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := "ACCESS_REFUSED - queue 'q' in vhost '/' in exclusive use"
+	if _, err := f.MustChannel().Consume("q", "", false, true, false, false, nil); err == nil {
+		t.Fatal("an exclusive consumer of a queue with a consumer was taken")
+	} else if e := closeErr(t, err); e.Code != 403 || e.Reason != want {
+		t.Errorf("exclusive consumer next to another: %v", e)
+	}
+	if err := ch.Cancel("plain", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.Consume("q", "only", false, true, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.MustChannel().Consume("q", "", false, false, false, false, nil); err == nil {
+		t.Fatal("a consumer next to an exclusive one was taken")
+	} else if e := closeErr(t, err); e.Code != 403 || e.Reason != want {
+		t.Errorf("consumer next to an exclusive one: %v", e)
+	}
+}

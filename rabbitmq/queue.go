@@ -183,18 +183,6 @@ func (q *queue) consumerCount() int {
 	return len(q.consumers)
 }
 
-// exclusiveConsumer reports whether the queue has an exclusive consumer.
-func (q *queue) exclusiveConsumer() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for _, c := range q.consumers {
-		if c.exclusive {
-			return true
-		}
-	}
-	return false
-}
-
 // pick returns the next consumer, round robin, with room for a delivery
 // reserved, and the round-robin position before it for unpick; nil when
 // none has room. Callers hold dmu.
