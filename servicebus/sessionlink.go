@@ -295,8 +295,10 @@ func (l *link) refuseIfPending(e *amqp.Error) bool {
 		return false
 	}
 	l.mu.Lock()
-	pending := !l.sess.attached && !l.sess.cancelled && l.sess.refused == nil
-	if pending {
+	// Refused twice, it keeps the first error and still gets no detach
+	// of its own.
+	pending := !l.sess.attached && !l.sess.cancelled
+	if pending && l.sess.refused == nil {
 		l.sess.refused = e
 	}
 	l.mu.Unlock()
