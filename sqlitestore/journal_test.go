@@ -276,3 +276,29 @@ func TestRecordSQLiteRefusesStopsWritesAndStaysInTheJournal(t *testing.T) {
 		t.Fatalf("items after a reopen: %d, want the refused one, applied from the journal", len(got))
 	}
 }
+
+// The applier does not wait out applyDelay once applyMaxBytes have
+// gathered: with a delay of an hour, the records still reach SQLite.
+func TestApplierAppliesAtOnceWhenMaxBytesGathered(t *testing.T) {
+	defer func(d time.Duration, n int) { applyDelay, applyMaxBytes = d, n }(applyDelay, applyMaxBytes)
+	applyDelay, applyMaxBytes = time.Hour, 1<<10
+	s := MustOpen(t, t.TempDir())
+	k := core.EntityKey{Protocol: core.RabbitMQ, Name: "/q"}
+	storetest.MustAppend(t, s, entityOp(k))
+	for seq := uint64(1); seq <= 50; seq++ {
+		storetest.MustAppend(t, s, itemOp(k, seq))
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s.amu.Lock()
+		applied, written := s.applied, s.written
+		s.amu.Unlock()
+		if applied > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("none of %d records applied, with a delay of an hour and a limit of %d bytes", written, applyMaxBytes)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

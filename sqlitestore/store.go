@@ -123,13 +123,15 @@ type Store struct {
 	// record is queued, applied, or the applier is asked to hurry or stop.
 	amu      sync.Mutex
 	acond    *sync.Cond
-	aq       [][]byte // records written, not yet applied, in order
-	written  int64    // records handed to the applier
-	applied  int64    // of which applied
-	aUrgent  int      // drains waiting: apply without delay
-	aStop    bool     // the store closes
-	aAbandon bool     // ... without applying what is queued
-	aErr     error    // a record could not be applied
+	aq       [][]byte  // records written, not yet applied, in order
+	aFirst   time.Time // when the first of them was queued
+	aBytes   int       // their size
+	written  int64     // records handed to the applier
+	applied  int64     // of which applied
+	aUrgent  int       // drains waiting: apply without delay
+	aStop    bool      // the store closes
+	aAbandon bool      // ... without applying what is queued
+	aErr     error     // a record could not be applied
 	aNow     chan struct{}
 	aDone    chan struct{} // closed when the applier ends
 
