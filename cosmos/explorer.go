@@ -35,7 +35,7 @@ func (s *Server) Query(ctx context.Context, name, text string, max int) ([]json.
 		return nil, explorerError(err)
 	}
 	ct := &container{resource: r, key: k}
-	docs, err := s.collect(ct, scope{all: true}, 0)
+	docs, _, err := s.collect(ct, scope{all: true}, 0)
 	if err != nil {
 		return nil, explorerError(err)
 	}

@@ -56,7 +56,7 @@ func (s *Server) queryOptions(ct *container, q *query.Query) (query.Options, err
 	if !q.NeedsCorpus() {
 		return opts, nil
 	}
-	all, err := s.collect(ct, scope{all: true}, 0)
+	all, _, err := s.collect(ct, scope{all: true}, 0)
 	if err != nil {
 		return opts, err
 	}

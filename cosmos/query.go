@@ -77,6 +77,13 @@ func readQuery(c *gin.Context) (*queryRequest, error) {
 // of container ct (nil for other resources) and calls emit with each
 // result row, encoded, until emit returns false.
 func (s *Server) run(qr *queryRequest, ct *container, docs [][]byte, emit func(row []byte) bool) error {
+	return s.runAt(qr, ct, docs, nil, emit)
+}
+
+// runAt is run that calls at(i), if set, before it reads docs[i]: a query
+// that streams (no query.Features) emits the rows of a document before it
+// reads the next, so at tells which document a row comes from.
+func (s *Server) runAt(qr *queryRequest, ct *container, docs [][]byte, at func(i int), emit func(row []byte) bool) error {
 	opts, err := s.queryOptions(ct, qr.q)
 	if err != nil {
 		return err
@@ -87,7 +94,10 @@ func (s *Server) run(qr *queryRequest, ct *container, docs [][]byte, emit func(r
 		lastRaw   []byte
 	)
 	src := func(yield func(any) bool) {
-		for _, d := range docs {
+		for i, d := range docs {
+			if at != nil {
+				at(i)
+			}
 			v, err := query.Decode(d)
 			if err != nil {
 				decodeErr = err
@@ -157,21 +167,57 @@ func pageFull(size, n, bytes, next int) bool {
 	return n > 0 && bytes+next > maxPageBytes
 }
 
-// continuationPrefix starts lapse's continuation tokens: the number of rows
-// of the result already returned.
-const continuationPrefix = "lapse:"
+// A query's continuation says where its next page starts. For a query that
+// streams (no query.Features: rows come in the container's order, a
+// document's rows together), it is a position: the Seq of a document and
+// how many of its rows were returned, "lapse-at:SEQ.N". Rows returned
+// earlier that are deleted or expire before the next page do not shift
+// it, as they do not shift the service's own continuations. For the
+// others, whose result is worked out whole for every page (ORDER BY,
+// aggregates, ...), it is the number of its rows returned, "lapse:N".
+const (
+	continuationPrefix = "lapse:"
+	positionPrefix     = "lapse-at:"
+)
 
-// readContinuation reads x-ms-continuation: the rows to skip.
-func readContinuation(c *gin.Context) (int, error) {
+// position is where a streaming query's next page starts: at the first
+// document whose Seq is seq or more, past its first rows rows if its Seq
+// is seq.
+type position struct {
+	seq  uint64
+	rows int
+}
+
+func (p position) String() string {
+	return positionPrefix + itoa(p.seq) + "." + strconv.Itoa(p.rows)
+}
+
+// readContinuation reads x-ms-continuation: the rows to skip or, for a
+// streaming query, the position to go on from.
+func readContinuation(c *gin.Context, streams bool) (skip int, at position, err error) {
 	h := c.GetHeader(hdrContinuation)
-	if h == "" {
-		return 0, nil
+	bad := errorf(http.StatusBadRequest, "Invalid Continuation Token")
+	switch {
+	case h == "":
+		return 0, position{}, nil
+	case streams && strings.HasPrefix(h, positionPrefix):
+		seq, rows, ok := strings.Cut(strings.TrimPrefix(h, positionPrefix), ".")
+		at.seq, err = strconv.ParseUint(seq, 10, 64)
+		if err == nil {
+			at.rows, err = strconv.Atoi(rows)
+		}
+		if !ok || err != nil || at.rows < 0 {
+			return 0, position{}, bad
+		}
+		return 0, at, nil
+	case strings.HasPrefix(h, continuationPrefix):
+		n, err := strconv.Atoi(strings.TrimPrefix(h, continuationPrefix))
+		if err != nil || n < 0 {
+			return 0, position{}, bad
+		}
+		return n, position{}, nil
 	}
-	n, err := strconv.Atoi(strings.TrimPrefix(h, continuationPrefix))
-	if err != nil || n < 0 || !strings.HasPrefix(h, continuationPrefix) {
-		return 0, errorf(http.StatusBadRequest, "Invalid Continuation Token")
-	}
-	return n, nil
+	return 0, position{}, bad
 }
 
 // scope is the items a query or feed reads: one partition, a prefix of a
@@ -238,12 +284,12 @@ func (s *Server) itemScope(c *gin.Context, ct *container, qr *queryRequest) (sco
 
 // collect returns the bodies of the items in scope sc of container ct whose
 // Seq is at least from, in Seq order.
-func (s *Server) collect(ct *container, sc scope, from uint64) ([][]byte, error) {
+func (s *Server) collect(ct *container, sc scope, from uint64) (docs [][]byte, seqs []uint64, err error) {
 	now := s.now()
-	var docs [][]byte
 	add := func(it *core.Item) bool {
 		if it.Seq >= from {
 			docs = append(docs, it.Body)
+			seqs = append(seqs, it.Seq)
 		}
 		return true
 	}
@@ -251,22 +297,24 @@ func (s *Server) collect(ct *container, sc scope, from uint64) ([][]byte, error)
 	case sc.key != "":
 		it, ok, err := s.cfg.Engine.Get(now, ct.key, sc.key)
 		if err != nil || !ok {
-			return nil, err
+			return nil, nil, err
 		}
 		add(&it)
-		return docs, nil
+		return docs, seqs, nil
 	case sc.partial:
 		err := s.cfg.Engine.Scan(now, ct.key, from, func(it *core.Item) bool {
 			if inPrefix(it.Group, sc.prefix) {
-				docs = append(docs, it.Body)
+				add(it)
 			}
 			return true
 		})
-		return docs, err
+		return docs, seqs, err
 	case sc.all:
-		return docs, s.cfg.Engine.Scan(now, ct.key, from, add)
+		err := s.cfg.Engine.Scan(now, ct.key, from, add)
+		return docs, seqs, err
 	}
-	return docs, s.cfg.Engine.ScanGroup(now, ct.key, sc.group, add)
+	err = s.cfg.Engine.ScanGroup(now, ct.key, sc.group, add)
+	return docs, seqs, err
 }
 
 // queryItems answers a query of a container's items, a page at a time.
@@ -286,7 +334,8 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 		s.writeError(c, err)
 		return
 	}
-	skip, err := readContinuation(c)
+	streams := len(qr.q.Features()) == 0
+	skip, at, err := readContinuation(c, streams)
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -302,14 +351,22 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 		s.writeError(c, e)
 		return
 	}
-	docs, err := s.collect(ct, sc, 0)
+	docs, seqs, err := s.collect(ct, sc, at.seq)
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
 	var rows [][]byte
 	seen, bytes, more := 0, 0, false
+	// cur is the position of the next row: its document's Seq and how
+	// many rows of that document came before it.
+	var cur position
+	onDoc := func(i int) { cur = position{seq: seqs[i]} }
 	take := func(row []byte) bool {
+		if cur.seq == at.seq && cur.rows < at.rows {
+			cur.rows++ // returned by an earlier page
+			return true
+		}
 		seen++
 		if seen <= skip {
 			return true
@@ -320,18 +377,20 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 		}
 		rows = append(rows, row)
 		bytes += len(row)
+		cur.rows++
 		return true
 	}
 	if implied(ct, sc, qr) {
 		// SELECT * with no condition but the partition key and id the
 		// scope has already applied: the result is the documents, as
 		// stored, with nothing to evaluate.
-		for _, d := range docs {
+		for i, d := range docs {
+			onDoc(i)
 			if !take(d) {
 				break
 			}
 		}
-	} else if err := s.run(qr, ct, docs, take); err != nil {
+	} else if err := s.runAt(qr, ct, docs, onDoc, take); err != nil {
 		s.writeError(c, err)
 		return
 	}
@@ -342,7 +401,10 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 		more = true
 	}
 	continuation := ""
-	if more {
+	switch {
+	case more && streams:
+		continuation = cur.String()
+	case more:
 		continuation = continuationPrefix + strconv.Itoa(skip+len(rows))
 	}
 	h := c.Writer.Header()
