@@ -267,6 +267,16 @@ func (c *conn) dispatch(f amqp.Frame) (cont bool) {
 	ss := c.sessions[f.Channel]
 	c.smu.Unlock()
 	if ss == nil {
+		switch f.Body.(type) {
+		case *amqp.Detach, *amqp.End:
+			// A client that ends a session while lapse's answer to one
+			// of its links crosses the end may still detach that link
+			// (rhea does, when it gives up on a session receiver): the
+			// service drops a detach or an end for a session that is
+			// gone, rather than lose the whole connection.
+			c.log.Debug("a frame for a session already ended, dropped", "channel", f.Channel, "frame", fmt.Sprintf("%T", f.Body))
+			return true
+		}
 		c.closeWith(&amqp.Error{Condition: amqp.Symbol("amqp:connection:framing-error"), Description: fmt.Sprintf("channel %d has no session", f.Channel)})
 		return false
 	}

@@ -29,3 +29,40 @@ func TestOversizedFrameClosesWithFramingError(t *testing.T) {
 	other.send(&codec.End{}, nil)
 	rawNext[*codec.End](other)
 }
+
+// A detach or an end for a session that has just ended (rhea detaches a
+// session receiver after its own end when it gives up waiting, as
+// @azure/service-bus 7.5 does on an acceptNextSession that finds nothing)
+// is dropped, as the service drops it: the connection and its other
+// sessions go on. Any other frame for a channel without a session still
+// closes the connection with a framing error.
+func TestDetachAndEndForAnEndedSessionAreDropped(t *testing.T) {
+	f := MustServer(t)
+	r := f.MustDialRaw(t)
+	r.send(&codec.Attach{Name: "late", Handle: 0, Role: codec.RoleReceiver, Source: &codec.Source{Address: "q"}, Target: &codec.Target{}}, nil)
+	r.send(&codec.End{}, nil)
+	r.send(&codec.Detach{Handle: 0, Closed: true}, nil)
+	r.send(&codec.End{}, nil)
+	// Whatever lapse answered to the attach and the end, the connection
+	// must still take a new session.
+	r.send(&codec.Begin{IncomingWindow: 5000, OutgoingWindow: 5000}, nil)
+	for began := false; !began; {
+		switch b := r.next().Body.(type) {
+		case *codec.Begin:
+			began = true
+		case *codec.Close:
+			t.Fatalf("the connection closed: %+v", b.Error)
+		}
+	}
+	r.send(&codec.Close{}, nil)
+	rawNext[*codec.Close](r)
+
+	r2 := f.MustDialRaw(t)
+	r2.send(&codec.End{}, nil)
+	rawNext[*codec.End](r2)
+	in := uint32(0)
+	r2.send(&codec.Flow{NextIncomingID: &in, IncomingWindow: 5000, OutgoingWindow: 5000}, nil)
+	if cl := rawNext[*codec.Close](r2); cl.Error == nil || cl.Error.Condition != "amqp:connection:framing-error" {
+		t.Fatalf("a flow for an ended session: closed with %+v, want amqp:connection:framing-error", cl.Error)
+	}
+}
