@@ -66,3 +66,33 @@ func TestDetachAndEndForAnEndedSessionAreDropped(t *testing.T) {
 		t.Fatalf("a flow for an ended session: closed with %+v, want amqp:connection:framing-error", cl.Error)
 	}
 }
+
+// A refused link gets an attach with neither source nor target, then a
+// detach with the error, as the service answers: go-amqp before 1.5.1
+// (azservicebus 1.1 to 1.10) takes an attach that keeps either terminus
+// for an open link, and a receive from a misspelt queue then returned
+// nothing instead of amqp:not-found.
+func TestRefusedAttachHasNeitherSourceNorTarget(t *testing.T) {
+	f := MustServer(t)
+	r := f.MustDialRaw(t)
+	for i, role := range []bool{codec.RoleReceiver, codec.RoleSender} {
+		as := map[bool]string{codec.RoleReceiver: "a receiver", codec.RoleSender: "a sender"}[role]
+		a := &codec.Attach{Name: "missing", Handle: uint32(i), Role: role,
+			Source: &codec.Source{Address: "nope"}, Target: &codec.Target{Address: "nope"}}
+		if role == codec.RoleSender {
+			zero := uint32(0)
+			a.InitialDeliveryCount = &zero
+		}
+		r.send(a, nil)
+		reply := rawNext[*codec.Attach](r)
+		if reply.Source != nil || reply.Target != nil {
+			t.Errorf("%s: refusing attach with source %+v and target %+v, want neither", as, reply.Source, reply.Target)
+		}
+		if role == codec.RoleReceiver && reply.InitialDeliveryCount == nil {
+			t.Errorf("%s: the refusing sender's attach has no initial-delivery-count", as)
+		}
+		if d := rawNext[*codec.Detach](r); d.Error == nil || d.Error.Condition != "amqp:not-found" {
+			t.Errorf("%s: detach %+v, want amqp:not-found", as, d.Error)
+		}
+	}
+}

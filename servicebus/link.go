@@ -112,16 +112,15 @@ func (ss *session) attach(a *amqp.Attach) {
 		}
 	}
 	if err != nil {
-		// An unknown entity: a null terminus, then a detach with the error
-		// (servicebus.md §2.3).
+		// A refused link (an unknown entity, a locked session): an attach
+		// with neither source nor target, then a detach with the error,
+		// as the service answers. Clients on go-amqp before 1.5.1
+		// (azservicebus 1.1 to 1.10) take an attach that keeps either
+		// terminus for an open link and never see the error.
+		reply.Source, reply.Target = nil, nil
 		if a.Role == amqp.RoleReceiver {
-			reply.Source = nil
-			reply.Target = a.Target
 			zero := uint32(0)
 			reply.InitialDeliveryCount = &zero
-		} else {
-			reply.Source = a.Source
-			reply.Target = nil
 		}
 		ss.mu.Lock()
 		ss.detached[a.Handle] = struct{}{}
