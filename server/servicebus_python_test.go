@@ -52,6 +52,8 @@ func TestPythonServiceBusSendReceiveSettle(t *testing.T) {
 		RedeliveryCount  int
 		DeadLettered     [][]string
 		Left             []int
+		MissingSend      string
+		MissingReceive   string
 		Scenario         string
 	}
 	runSBPython(t, "send_receive_settle", result{
@@ -59,8 +61,10 @@ func TestPythonServiceBusSendReceiveSettle(t *testing.T) {
 		// issue 13.2: the header's delivery-count is there at 0.
 		DeliveryCounts: []int{0, 0, 0}, Locked: true, SequenceNumbers: []int64{1, 2, 3},
 		Redelivered: []string{"two"}, RedeliveryCount: 1,
-		DeadLettered: [][]string{{"three", "Rejected", "not today"}},
-		Left:         []int{0, 0}, Scenario: "send_receive_settle",
+		DeadLettered:   [][]string{{"three", "Rejected", "not today"}},
+		Left:           []int{0, 0},
+		MissingSend:    "ServiceBusCommunicationError: The messaging entity 'nope' could not be found. Error condition: ErrorCodes.NotFound.",
+		MissingReceive: "ServiceBusCommunicationError", Scenario: "send_receive_settle",
 	})
 }
 

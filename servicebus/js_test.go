@@ -153,6 +153,10 @@ func TestJSClient_Scenarios(t *testing.T) {
 		Second   int64
 		Body     string
 	}
+	type missingEntity struct {
+		Send, Receive string
+		After         []string
+	}
 	scenarios := []jsScenario{
 		// issue 13.2: JS reports the header's delivery-count as it came,
 		// so the server writes it even at 0 (DeliveryCount, DeliveryCounts,
@@ -218,6 +222,7 @@ func TestJSClient_Scenarios(t *testing.T) {
 		// rule: SS-3 (the lock runs out on the server's clock: the receiver
 		// is detached, settling fails with SessionLockLost, the next
 		// receiver gets the message with its delivery counted)
+		{name: "missing-entity", want: missingEntity{Send: "MessagingEntityNotFound", Receive: "MessagingEntityNotFound", After: []string{"still here"}}},
 		{name: "session-lock-lost", want: sessionLockLost{First: 0, Closed: true, Complete: "SessionLockLost", Second: 1, Body: "l1"}},
 		{name: "batch", want: batch{
 			MaxSizeInBytes: servicebus.DefaultMaxMessageSize, Count: 5,

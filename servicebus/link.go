@@ -70,6 +70,19 @@ type link struct {
 	detachLater *amqp.Error
 }
 
+// refusal makes reply the attach of a refused link (an unknown entity, a
+// locked session), which a detach with the error follows: neither source
+// nor target, as the service answers. Clients on go-amqp before 1.5.1
+// (azservicebus 1.1 to 1.10) take an attach that keeps either terminus for
+// an open link and never see the error.
+func refusal(reply *amqp.Attach) {
+	reply.Source, reply.Target = nil, nil
+	if reply.Role == amqp.RoleSender && reply.InitialDeliveryCount == nil {
+		zero := uint32(0)
+		reply.InitialDeliveryCount = &zero
+	}
+}
+
 func settleMode(p *uint8, def uint8) uint8 {
 	if p == nil {
 		return def
@@ -112,16 +125,7 @@ func (ss *session) attach(a *amqp.Attach) {
 		}
 	}
 	if err != nil {
-		// A refused link (an unknown entity, a locked session): an attach
-		// with neither source nor target, then a detach with the error,
-		// as the service answers. Clients on go-amqp before 1.5.1
-		// (azservicebus 1.1 to 1.10) take an attach that keeps either
-		// terminus for an open link and never see the error.
-		reply.Source, reply.Target = nil, nil
-		if a.Role == amqp.RoleReceiver {
-			zero := uint32(0)
-			reply.InitialDeliveryCount = &zero
-		}
+		refusal(reply)
 		ss.mu.Lock()
 		ss.detached[a.Handle] = struct{}{}
 		ss.mu.Unlock()

@@ -263,11 +263,11 @@ func (l *link) awaitSession(a *amqp.Attach, reply *amqp.Attach) bool {
 	}
 }
 
-// refusePending answers a pending session receiver's attach with neither
-// source nor target (as link.go refuses a link) and a detach, with the
-// error or, for a client that detached first, as the answer to its detach.
+// refusePending answers a pending session receiver's attach as a refusal
+// and a detach, with the error or, for a client that detached first, as
+// the answer to its detach.
 func (l *link) refusePending(reply *amqp.Attach, e *amqp.Error) {
-	reply.Source, reply.Target = nil, nil
+	refusal(reply)
 	l.ss.write(reply, &amqp.Detach{Handle: l.handle, Closed: true, Error: e})
 	if e != nil {
 		l.ss.c.log.Debug("session receiver refused", "name", l.name, "condition", e.Condition, "description", e.Description)

@@ -28,13 +28,15 @@ var applyMaxBytes = 1 << 20 // a variable for the tests
 func (s *Store) toApply(data []byte) {
 	s.amu.Lock()
 	s.aq = append(s.aq, data)
+	before := s.aBytes
 	s.aBytes += len(data)
 	s.written++
 	if len(s.aq) == 1 {
 		s.aFirst = time.Now()
 		s.acond.Broadcast()
 	}
-	full := s.aBytes >= applyMaxBytes
+	// Wake a waiting applier once, as the queue passes the limit.
+	full := before < applyMaxBytes && s.aBytes >= applyMaxBytes
 	s.amu.Unlock()
 	if full {
 		select {

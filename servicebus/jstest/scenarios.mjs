@@ -340,6 +340,18 @@ Object.assign(scenarios, {
 
   // the session lock runs out on the server's clock: settling fails with
   // SessionLockLost, the next receiver gets the message a second time.
+  // A link to an entity that does not exist is refused (an attach with
+  // neither source nor target, then a detach with amqp:not-found): the
+  // sender and the receiver both get the error, and the client goes on.
+  async "missing-entity"(sb) {
+    const code = (p) => p.then(() => "no error", (err) => err.code);
+    const send = await code(sb.createSender("nope").sendMessages({ body: "lost" }));
+    const receive = await code(sb.createReceiver("nope", peekLock).receiveMessages(1, { maxWaitTimeInMs: 2000 }));
+    await sb.createSender("q").sendMessages({ body: "still here" });
+    const after = await sb.createReceiver("q", { receiveMode: "receiveAndDelete" }).receiveMessages(1, { maxWaitTimeInMs: 5000 });
+    return { send, receive, after: after.map(text) };
+  },
+
   async "session-lock-lost"(sb, { control }) {
     await sb.createSender("sq").sendMessages({ body: "l1", sessionId: "l" });
     const r = await sb.acceptSession("sq", "l", sessionOpts);

@@ -136,6 +136,23 @@ def send_receive_settle():
             for m in dead:
                 d.complete_message(m)
     out["left"] = counts(adm, "orders", [0, 0])
+    # A link to an entity that does not exist is refused: the sender and
+    # the receiver both get the error (azure-servicebus 7.8.2 raises the
+    # link's amqp:not-found as a communication error, with its text).
+    from azure.servicebus.exceptions import ServiceBusError
+    with ServiceBusClient.from_connection_string(CONN, connection_verify=CERT, retry_total=0) as c:
+        try:
+            with c.get_queue_sender("nope") as s:
+                s.send_messages(ServiceBusMessage("lost"))
+            out["missingSend"] = "sent"
+        except ServiceBusError as e:
+            out["missingSend"] = type(e).__name__ + ": " + str(e)
+        try:
+            with c.get_queue_receiver("nope", max_wait_time=2) as r:
+                r.receive_messages(max_wait_time=1)
+            out["missingReceive"] = "received"
+        except ServiceBusError as e:
+            out["missingReceive"] = type(e).__name__
     return out
 
 
