@@ -27,9 +27,11 @@ require (
 	github.com/gobwas/ws v1.4.0 // indirect
 	github.com/google/go-units v0.0.0-20250612230646-eddd77f68220 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/petermattis/goid v0.0.0-20250813065127-a731cc31b4fe // indirect
 	github.com/prometheus/client_model v0.6.2 // indirect
 	github.com/prometheus/common v0.66.1 // indirect
 	github.com/prometheus/procfs v0.16.1 // indirect
+	github.com/sasha-s/go-deadlock v0.3.9 // indirect
 )
 
 require (

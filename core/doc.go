@@ -65,8 +65,11 @@
 // to it: never modify them afterwards, nor those of returned items.
 //
 // Hooks: a DeadLetterFunc runs inside the engine's critical section and may
-// only use its Tx; Available and Deleted run after the engine's lock is
-// released and may call the engine.
+// only use its Tx; Available, SessionAvailable, SessionLost and Deleted run
+// on the protocol's own goroutine, never on that of the engine call that
+// made them (hooks.go), so they may take the front-end's locks and call the
+// engine while a caller holds those locks across an engine call; WaitHooks
+// waits until those queued so far have run.
 //
 // # Persistence
 //

@@ -3,8 +3,9 @@ package core
 import (
 	"context"
 	"sort"
-	"sync"
 	"time"
+
+	"github.com/lapse-emulator/lapse/internal/lockorder"
 )
 
 // Engine is the expiring-entity engine: every entity and item of every
@@ -16,15 +17,18 @@ import (
 type Engine struct {
 	cfg Config
 
-	mu       sync.Mutex
+	mu       lockorder.Mutex
 	entities map[EntityKey]*entity
 	timers   timerHeap
 	protos   map[string]ProtocolHooks
+	lanes    map[string]*hookLane // each protocol's hooks that run outside the lock (hooks.go)
 	events   eventLog
 	ops      []Op // changes to persist, made by the current call
 	notify   []EntityKey
 	deleted  []Entity
 	lastNext int64 // the earliest due time reported to Wake
+	// incarnations numbers the entities created or loaded (Entity.Incarnation).
+	incarnations uint64
 	// lastCommit is the Commit of the latest Append: once it is done, every
 	// change the engine made before it is durable.
 	lastCommit *Commit
@@ -95,10 +99,14 @@ type Config struct {
 type ProtocolHooks struct {
 	// DeadLetter moves dead-lettered items; nil drops them.
 	DeadLetter DeadLetterFunc
-	// Available is called, outside the lock, when items became available in
-	// an entity (enqueued, returned from a lock, scheduled time reached).
+	// Available is called when items became available in an entity
+	// (enqueued, returned from a lock, scheduled time reached). It and
+	// SessionAvailable, SessionLost and Deleted run on the protocol's own
+	// goroutine, after the engine call that made them and never on its
+	// goroutine (hooks.go): they may take the front-end's locks and call
+	// the engine.
 	Available func(EntityKey)
-	// SessionAvailable is called, outside the lock, instead of Available
+	// SessionAvailable is called instead of Available
 	// for an entity with sessions (Policy.Sessions): items became
 	// available in session group of entity k (enqueued, returned from a
 	// lock, scheduled time reached), or a session with available items
@@ -106,13 +114,14 @@ type ProtocolHooks struct {
 	// the session, if any, can receive them; if none, the session can be
 	// accepted. When it is nil, Available is called instead.
 	SessionAvailable func(k EntityKey, group string)
-	// SessionLost is called, outside the lock, when session group of
+	// SessionLost is called when session group of
 	// entity k was taken from its holder because its lock ran out (SS-3),
 	// not when the holder released it: the front-end tells that holder
 	// (Service Bus detaches its receiver with session-lock-lost).
 	SessionLost func(k EntityKey, group, holder string)
-	// Deleted is called, outside the lock, when the engine itself deleted an
-	// entity (idle deletion, SB-10, RB-8).
+	// Deleted is called when the engine itself deleted an entity (idle
+	// deletion, SB-10, RB-8). A name may have a new entity by then:
+	// compare Entity.Incarnation with the front-end's record.
 	Deleted func(Entity)
 	// Recovered is called by Recover with the protocol's entities, in name
 	// order, once they are loaded and before what fell due while lapse was
@@ -147,6 +156,7 @@ func NewEngine(cfg Config) *Engine {
 		cfg:      cfg,
 		entities: make(map[EntityKey]*entity),
 		protos:   make(map[string]ProtocolHooks),
+		lanes:    make(map[string]*hookLane),
 		events:   newEventLog(cfg.EventLogSize),
 		lastNext: maxInt64,
 	}
@@ -158,6 +168,7 @@ const maxInt64 = int64(^uint64(0) >> 1)
 func (e *Engine) Register(protocol string, h ProtocolHooks) {
 	e.mu.Lock()
 	e.protos[protocol] = h
+	e.lanes[protocol] = &hookLane{h: h}
 	e.mu.Unlock()
 }
 
@@ -177,58 +188,33 @@ func (e *Engine) catchUp(now time.Time) {
 	e.runDue(e.now)
 }
 
-// unlock hands the call's changes to the store, releases the lock and runs
-// the hooks. It returns the Commit of the changes (nil when none).
+// unlock hands the call's changes to the store, releases the lock and
+// queues the hooks that tell the front-ends what the call did, for their
+// lanes to run (hooks.go). It returns the Commit of the changes (nil when
+// none).
 func (e *Engine) unlock() *Commit {
 	c := e.flush()
-	// One entity to notify is the common case: copy it out and keep the
-	// slice, rather than allocate a new one for every call.
-	var one [1]EntityKey
 	notify, deleted := e.notify, e.deleted
-	if len(notify) == 1 {
-		one[0] = notify[0]
-		notify = one[:]
-		e.notify = e.notify[:0]
-	} else {
-		e.notify = nil
-	}
-	e.deleted = nil
-	notifySess := e.notifySess
-	e.notifySess = nil
-	lostSess := e.lostSess
-	e.lostSess = nil
+	notifySess, lostSess := e.notifySess, e.lostSess
+	e.deleted, e.notifySess, e.lostSess = nil, nil, nil
 	wake := false
 	if t, ok := e.timers.min(); ok && t.at < e.lastNext {
 		e.lastNext = t.at
 		wake = true
 	}
-	protos := e.protos
+	if len(notify)+len(notifySess)+len(lostSess)+len(deleted) > 0 {
+		// post copies what it queues: notify's array is kept for the
+		// next call, and the lanes' own locks order the calls of two
+		// engine calls as the engine made them.
+		e.post(e.lanes, notify, notifySess, lostSess, deleted)
+	}
+	e.notify = e.notify[:0]
 	e.mu.Unlock()
 
-	// Each hook's panic is contained (guard.go): what follows never
-	// panics, so a method's guard never sees the lock released.
+	// Wake's panic is contained (guard.go): what follows never panics, so
+	// a method's guard never sees the lock released.
 	if wake && e.cfg.Wake != nil {
 		e.callWake(e.cfg.Wake)
-	}
-	for _, k := range notify {
-		if h := protos[k.Protocol].Available; h != nil {
-			e.callAvailable(h, k)
-		}
-	}
-	for _, n := range notifySess {
-		if h := protos[n.k.Protocol].SessionAvailable; h != nil {
-			e.callSessionAvailable(h, n)
-		}
-	}
-	for _, l := range lostSess {
-		if h := protos[l.k.Protocol].SessionLost; h != nil {
-			e.callSessionLost(h, l)
-		}
-	}
-	for _, ent := range deleted {
-		if h := protos[ent.Protocol].Deleted; h != nil {
-			e.callDeleted(h, ent)
-		}
 	}
 	return c
 }
@@ -300,6 +286,8 @@ func (e *Engine) Recover(ctx context.Context, now time.Time) error {
 	defer e.guard()
 	var cur *entity
 	err := e.cfg.Store.Load(ctx, func(en Entity) error {
+		e.incarnations++
+		en.Incarnation = e.incarnations
 		ent := newEntity(en)
 		e.entities[en.EntityKey] = ent
 		cur = ent

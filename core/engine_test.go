@@ -41,7 +41,17 @@ func (f *fixture) advance(d time.Duration) int {
 		f.tb.Fatal(err)
 	}
 	n, _ := f.e.Advance(now)
+	f.hooks()
 	return n
+}
+
+// hooks waits until the hooks queued so far have run, as the control
+// API's clock calls do.
+func (f *fixture) hooks() {
+	f.tb.Helper()
+	if err := f.e.WaitHooks(context.Background()); err != nil {
+		f.tb.Fatal(err)
+	}
 }
 
 func (f *fixture) MustCreate(name string, p core.Policy) core.EntityKey {
@@ -724,8 +734,10 @@ func TestAvailableHookRunsOutsideTheLock(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %d", k.Name, in.Counts.Active))
 	}})
 	f.MustEnqueue(q, body("a"))
+	f.hooks()
 	it, _ := f.MustReceive(q, time.Minute)
 	f.e.Release(f.now(), q, it.Seq)
+	f.hooks()
 	f.MustEnqueue(q, core.Item{State: core.Scheduled, ScheduledAt: t0.Add(time.Minute)})
 	f.advance(time.Minute)
 	if d := cmp.Diff([]string{"q 1", "q 1", "q 2"}, got); d != "" {

@@ -42,6 +42,8 @@ func (e *Engine) Create(now time.Time, en Entity) (Entity, *Commit, error) {
 	}
 	en.Created = e.now
 	en.LastSeq = 0
+	e.incarnations++
+	en.Incarnation = e.incarnations
 	ent := newEntity(en)
 	ent.lastUsed = e.now
 	e.entities[en.EntityKey] = ent
@@ -66,7 +68,7 @@ func (e *Engine) Update(now time.Time, k EntityKey, fn func(*Entity) error) (Ent
 		e.unlock()
 		return Entity{}, nil, err
 	}
-	cp.EntityKey, cp.Created, cp.LastSeq = ent.EntityKey, ent.Created, ent.LastSeq
+	cp.EntityKey, cp.Created, cp.LastSeq, cp.Incarnation = ent.EntityKey, ent.Created, ent.LastSeq, ent.Incarnation
 	if cp.Policy.Sessions != ent.Policy.Sessions {
 		e.unlock()
 		return Entity{}, nil, Errorf(EINVALID, "whether %s %q has sessions cannot be changed", kindOrEntity(ent.Kind), ent.Name)
@@ -137,6 +139,17 @@ func (e *Engine) Entity(k EntityKey) (Entity, bool) {
 		return Entity{}, false
 	}
 	return ent.Entity, true
+}
+
+// Exists reports whether entity k is there at now, once what fell due up
+// to now is applied, and is the entity of incarnation inc (any when inc
+// is 0): a front-end asks it when its own record of an entity may be of
+// one the engine has deleted and whose Deleted hook has not run yet.
+func (e *Engine) Exists(now time.Time, k EntityKey, inc uint64) bool {
+	e.lock(now)
+	defer e.release()
+	ent := e.entities[k]
+	return ent != nil && (inc == 0 || ent.Incarnation == inc)
 }
 
 // Info returns entity k with its figures.

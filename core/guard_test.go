@@ -36,7 +36,10 @@ func MustPanicFixture(tb testing.TB, store core.Store, h core.ProtocolHooks) *pa
 	return pf
 }
 
+// reported returns the panics reported so far, once the hooks queued so
+// far have run.
 func (pf *panicFixture) reported() []core.HookPanic {
+	pf.hooks()
 	pf.mu.Lock()
 	defer pf.mu.Unlock()
 	return append([]core.HookPanic(nil), pf.panics...)

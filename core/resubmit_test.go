@@ -108,6 +108,7 @@ func describeTest(ent *core.Entity, it *core.Item) core.Description {
 }
 
 func (f *dlFixture) takeAvailable() []string {
+	f.fixture.hooks()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := f.available

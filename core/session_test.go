@@ -69,6 +69,7 @@ func TestSessionOrderingAndExclusivity_SS1(t *testing.T) {
 	for _, it := range []core.Item{inSession("A", "a1"), inSession("B", "b1"), inSession("A", "a2"), inSession("B", "b2"), inSession("A", "a3")} {
 		f.MustEnqueue(q, it)
 	}
+	f.hooks()
 	if d := cmp.Diff([]string{"A", "B", "A", "B", "A"}, woken); d != "" {
 		t.Errorf("SessionAvailable calls (-want +got):\n%s", d)
 	}

@@ -4,10 +4,10 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 
 	"github.com/gin-gonic/gin"
 	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/internal/lockorder"
 )
 
 // The database account as the official emulator describes itself at GET /:
@@ -41,7 +41,7 @@ func consistencyLevel(name string) (string, error) {
 // accountSettings is what of the account can be set: its default
 // consistency level.
 type accountSettings struct {
-	mu          sync.Mutex
+	mu          lockorder.Mutex
 	consistency string
 }
 

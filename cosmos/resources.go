@@ -9,13 +9,13 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/cosmos/query"
+	"github.com/lapse-emulator/lapse/internal/lockorder"
 )
 
 // Kinds of the core entities this front-end keeps.
@@ -99,7 +99,7 @@ const maxCachedMetas = 1024
 // again (a tenth of a point read's time). A meta it hands out is shared:
 // its callers copy before they change it (m := r.meta; m.Offer = ...).
 type metaCache struct {
-	mu sync.Mutex
+	mu lockorder.Mutex
 	m  map[core.EntityKey]cachedMeta
 }
 

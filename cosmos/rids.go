@@ -8,10 +8,10 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/internal/lockorder"
 )
 
 // Resource ids (_rid) address databases and containers as well as their
@@ -89,7 +89,7 @@ func parseRID(text string, n int) ([]byte, bool) {
 // text, checked against the entity at each use (a resource deleted and
 // made again has a new _rid), filled from the engine's list on a miss.
 type ridIndex struct {
-	mu    sync.Mutex
+	mu    lockorder.Mutex
 	names map[string]string
 }
 
@@ -137,7 +137,7 @@ func (s *Server) hasRID(name, kind string, rid []byte) bool {
 // carry the conflict mark (bit 62) and keep it: their numbers never meet
 // the new ones.
 type docNumbers struct {
-	mu   sync.Mutex
+	mu   lockorder.Mutex
 	last map[string]uint64 // by container _rid text
 }
 

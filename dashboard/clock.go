@@ -32,10 +32,11 @@ func (s *Server) getClock(c *gin.Context) {
 // caller read before moving the clock), whoever applied them.
 func (s *Server) applyNow(c *gin.Context, before uint64) {
 	now := s.cfg.Clock.Now()
-	_, commit := s.cfg.Engine.Advance(now)
 	// What the move expired is on disk before the caller hears of it, so a
-	// crash right after cannot bring expired items back.
-	if err := commit.Wait(c.Request.Context()); err != nil {
+	// crash right after cannot bring expired items back, and the
+	// front-ends have heard of it: a queue deleted for being idle is gone
+	// from their tables, a lost session's receiver is told.
+	if _, err := s.cfg.Engine.ApplyDue(c.Request.Context(), now); err != nil {
 		s.writeError(c, err)
 		return
 	}

@@ -248,8 +248,7 @@ func (s *Server) apply() {
 	if s.tb != nil {
 		s.tb.Helper()
 	}
-	_, c := s.m.Engine.Advance(s.m.Clock.Now())
-	if err := c.Wait(context.Background()); err != nil {
+	if _, err := s.m.Engine.ApplyDue(context.Background(), s.m.Clock.Now()); err != nil {
 		s.fail("applying what fell due: %v", err)
 	}
 }

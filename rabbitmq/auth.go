@@ -10,8 +10,8 @@ import (
 	"hash"
 	"regexp"
 	"slices"
-	"sync"
 
+	"github.com/lapse-emulator/lapse/internal/lockorder"
 	"github.com/lapse-emulator/lapse/rabbitmq/wire"
 )
 
@@ -141,7 +141,7 @@ func (c *conn) permitted(what access, kind, name string) error {
 // patternCache compiles permission patterns once. Like RabbitMQ's, they
 // are not anchored: ".*" and "^app\." are written as they match.
 type patternCache struct {
-	mu sync.Mutex
+	mu lockorder.Mutex
 	m  map[string]*regexp.Regexp
 }
 

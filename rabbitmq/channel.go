@@ -2,9 +2,9 @@ package rabbitmq
 
 import (
 	"errors"
-	"sync"
 	"sync/atomic"
 
+	"github.com/lapse-emulator/lapse/internal/lockorder"
 	"github.com/lapse-emulator/lapse/rabbitmq/wire"
 )
 
@@ -30,7 +30,7 @@ type channel struct {
 	globalPrefetch atomic.Int64 // basic.qos global: the channel's unacked limit
 	unacked        atomic.Int64 // unacked deliveries to consumers
 
-	mu        sync.Mutex
+	mu        lockorder.Mutex
 	tag       uint64 // the last delivery tag
 	pending   []*delivery
 	head      int // pending[:head] are settled

@@ -2,9 +2,9 @@ package rabbitmq
 
 import (
 	"context"
-	"sync"
 
 	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/internal/lockorder"
 	"github.com/lapse-emulator/lapse/rabbitmq/wire"
 )
 
@@ -21,7 +21,7 @@ type confirmer struct {
 	in   chan confirmReq
 	stop func()
 
-	mu sync.Mutex
+	mu lockorder.Mutex
 	// pending counts the confirms queued and not yet sent; lastSent is the
 	// highest seq confirmed. Whoever sends (run, or now while pending is
 	// 0) owns lastSent until pending is back to 0.

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lapse-emulator/lapse/internal/lockorder"
 	"github.com/lapse-emulator/lapse/rabbitmq/wire"
 )
 
@@ -53,7 +54,7 @@ type conn struct {
 	clientProps map[string]any // connection.start-ok's client properties
 	mechanism   string         // the authentication mechanism it logged in with
 
-	mu        sync.Mutex
+	mu        lockorder.Mutex
 	channels  map[uint16]*channel
 	exclusive []*queue
 	closing   bool // the server sent connection.close

@@ -100,9 +100,8 @@ func (f *fixture) advance(d time.Duration) {
 	if err != nil {
 		f.tb.Fatal(err)
 	}
-	_, c := f.e.Advance(now)
-	if c != nil {
-		c.Wait(context.Background())
+	if _, err := f.e.ApplyDue(context.Background(), now); err != nil {
+		f.tb.Fatal(err)
 	}
 }
 

@@ -158,8 +158,9 @@ func MustClockControl(t *testing.T, f *fixture) string {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		if _, c := f.e.Advance(now); c != nil {
-			c.Wait(context.Background())
+		if _, err := f.e.ApplyDue(context.Background(), now); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}))

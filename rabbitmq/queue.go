@@ -2,38 +2,41 @@ package rabbitmq
 
 import (
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/lapse-emulator/lapse/adapters"
 	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/internal/lockorder"
 )
 
 // queue is a queue: its declaration, the bindings that lead to it, and its
 // consumers. Its messages are the items of its core entity.
 type queue struct {
-	s          *Server
-	vhost      string
-	name       string
-	key        core.EntityKey
-	durable    bool
-	exclusive  bool
-	autoDelete bool
-	args       map[string]any
-	owner      *conn      // the connection of an exclusive queue
-	inbound    []*binding // under Server.mu
-	settings   atomic.Pointer[adapters.RabbitQueueSettings]
-	dl         deadLetterCache // under the engine's lock
+	s     *Server
+	vhost string
+	name  string
+	key   core.EntityKey
+	// incarnation is the core entity's (core.Entity.Incarnation): a hook
+	// about an earlier queue of the same name leaves this one alone.
+	incarnation uint64
+	durable     bool
+	exclusive   bool
+	autoDelete  bool
+	args        map[string]any
+	owner       *conn      // the connection of an exclusive queue
+	inbound     []*binding // under Server.mu
+	settings    atomic.Pointer[adapters.RabbitQueueSettings]
+	dl          deadLetterCache // under the engine's lock
 
 	// dmu keeps deliveries in queue order: it is held from taking a
 	// message out of the engine until it is written to its consumer, by the
 	// dispatcher and by a publish that hands its message straight over.
-	dmu sync.Mutex
+	dmu lockorder.Mutex
 	// nconsumers is len(consumers), read without mu.
 	nconsumers atomic.Int32
 
-	mu          sync.Mutex
+	mu          lockorder.Mutex
 	consumers   []*consumer
 	next        int // round-robin position
 	hadConsumer bool

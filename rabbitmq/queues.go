@@ -60,7 +60,15 @@ func (s *Server) queueDeclare(c *conn, vh string, m *wire.QueueDeclare) (string,
 	durable := m.Durable && !m.Exclusive
 	s.topoMu.Lock()
 	defer s.topoMu.Unlock()
-	if q := s.findQueue(vh, name); q != nil {
+	// A queue the engine has deleted (RB-8), whose Deleted hook has not
+	// run yet, is made anew, as RabbitMQ, which has forgotten it by then,
+	// makes it: gone before the checks, or as the declare touches it.
+	q := s.findQueue(vh, name)
+	if q != nil && !s.e.Exists(s.now(), q.key, q.incarnation) {
+		s.afterUnbind(s.unlinkQueue(q))
+		q = nil
+	}
+	if q != nil {
 		if q.exclusive && q.owner != c || !q.exclusive && m.Exclusive {
 			return "", 0, 0, lockedQueue(vh, name)
 		}
@@ -74,7 +82,10 @@ func (s *Server) queueDeclare(c *conn, vh string, m *wire.QueueDeclare) (string,
 		if err := adapters.CheckRabbitQueueEquivalence(vh, name, q.args, m.Arguments); err != nil {
 			return "", 0, 0, fromCore(err)
 		}
-		return s.queueStat(q, true)
+		if name, ready, consumers, err := s.queueStat(q, true); err == nil {
+			return name, ready, consumers, nil
+		}
+		s.afterUnbind(s.unlinkQueue(q))
 	}
 	if err := adapters.ValidateRabbitQueueArgs(vh, name, m.Arguments); err != nil {
 		return "", 0, 0, fromCore(err)
@@ -82,7 +93,7 @@ func (s *Server) queueDeclare(c *conn, vh string, m *wire.QueueDeclare) (string,
 	if t, ok := m.Arguments["x-queue-type"].(string); ok && t != "classic" && !durable {
 		return "", 0, 0, channelError(wire.PreconditionFailed, "invalid property 'non-durable' for %s", rs("queue", name, vh))
 	}
-	q := s.newQueue(vh, name, durable, m.Exclusive, m.AutoDelete, m.Arguments)
+	q = s.newQueue(vh, name, durable, m.Exclusive, m.AutoDelete, m.Arguments)
 	if m.Exclusive {
 		q.owner = c
 	}
@@ -124,9 +135,11 @@ func (s *Server) createQueue(q *queue) error {
 		Arguments: encodeTable(q.args)})
 	en := core.Entity{EntityKey: q.key, Kind: kindQueue, Durable: q.durable, Policy: st.Policy(),
 		Settings: queueSettings(q.args, st), Meta: meta}
-	if _, _, err := s.e.Create(s.now(), en); err != nil {
+	made, _, err := s.e.Create(s.now(), en)
+	if err != nil {
 		return fromCore(err)
 	}
+	q.incarnation = made.Incarnation
 	s.lockTopo()
 	v.queues[q.name] = q
 	s.byKey[q.key] = q
@@ -250,7 +263,7 @@ func (s *Server) deleted(en core.Entity) {
 	// bindings, or deleted if auto-delete and left with none.
 	s.topoMu.Lock()
 	defer s.topoMu.Unlock()
-	if q := s.findQueue(m.VHost, m.Name); q != nil && q.key == en.EntityKey {
+	if q := s.findQueue(m.VHost, m.Name); q != nil && q.incarnation == en.Incarnation {
 		s.afterUnbind(s.unlinkQueue(q))
 	}
 }

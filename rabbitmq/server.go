@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/internal/lockorder"
 )
 
 // Config configures a Server.
@@ -35,10 +36,10 @@ type Server struct {
 
 	// topoMu serializes the changes clients make to the topology; it may be
 	// held while calling the engine, and no engine hook takes it.
-	topoMu sync.Mutex
+	topoMu lockorder.Mutex
 	// mu guards the topology and the users. It is never held while calling
 	// the engine (see the package doc).
-	mu     sync.RWMutex
+	mu     lockorder.RWMutex
 	vhosts map[string]*vhost
 	byKey  map[core.EntityKey]*queue // every queue by its entity
 	// version counts topology changes, so that what was computed from the
@@ -52,7 +53,7 @@ type Server struct {
 	// connsMu guards nconn and closed; a connection is registered (wg.Add,
 	// conns) under it, so that Close, which sets closed under it, finds
 	// every connection it let in.
-	connsMu sync.Mutex
+	connsMu lockorder.Mutex
 	nconn   uint64
 	closed  bool
 	wg      sync.WaitGroup

@@ -189,6 +189,7 @@ func (s *Server) recovered(ents []core.Entity) {
 			continue
 		}
 		q := s.newQueue(m.VHost, m.Name, m.Durable, false, m.AutoDelete, decodeTable(m.Arguments))
+		q.incarnation = en.Incarnation
 		v(m.VHost).queues[m.Name] = q
 		s.byKey[q.key] = q
 	}

@@ -4,6 +4,8 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+
+	"github.com/lapse-emulator/lapse/internal/lockorder"
 )
 
 // frameWriter is a connection's outgoing side: callers append frames to a
@@ -13,7 +15,7 @@ import (
 // slow client's back-pressure on to whoever produces for it.
 type frameWriter struct {
 	nc     net.Conn
-	mu     sync.Mutex
+	mu     lockorder.Mutex
 	cond   sync.Cond
 	buf    []byte
 	spare  []byte

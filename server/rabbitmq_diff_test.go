@@ -30,10 +30,8 @@ func TestDifferentialRabbitMQ(t *testing.T) {
 			if err != nil {
 				tb.Fatal(err)
 			}
-			if _, c := m.Engine.Advance(now); c != nil {
-				if err := c.Wait(context.Background()); err != nil {
-					tb.Fatal(err)
-				}
+			if _, err := m.Engine.ApplyDue(context.Background(), now); err != nil {
+				tb.Fatal(err)
 			}
 		},
 	}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lapse-emulator/lapse/internal/lockorder"
 	"github.com/lapse-emulator/lapse/servicebus/amqp"
 )
 
@@ -39,9 +40,9 @@ type conn struct {
 	log *slog.Logger
 	br  *bufio.Reader
 
-	wmu       sync.Mutex // guards wbuf
+	wmu       lockorder.Mutex // guards wbuf
 	wbuf      []byte
-	iomu      sync.Mutex // keeps writes to nc in the order they were queued
+	iomu      lockorder.Mutex // keeps writes to nc in the order they were queued
 	wsig      chan struct{}
 	lastWrite atomic.Int64 // unix nanoseconds, real time
 
@@ -53,10 +54,10 @@ type conn struct {
 	hostname     string
 	plainAuthed  bool // SASL PLAIN with a valid key
 
-	smu      sync.Mutex
+	smu      lockorder.Mutex
 	sessions map[uint16]*session
 
-	amu    sync.Mutex
+	amu    lockorder.Mutex
 	claims []claim
 
 	ackOnce sync.Once
@@ -64,7 +65,7 @@ type conn struct {
 
 	// held are the session receivers that hold a session, by link name
 	// (sessionlink.go).
-	hmu  sync.Mutex
+	hmu  lockorder.Mutex
 	held map[string]*link
 
 	// opened is set once the open frames are exchanged (Connections).

@@ -1,8 +1,9 @@
 package servicebus
 
 import (
-	"sync"
 	"time"
+
+	"github.com/lapse-emulator/lapse/internal/lockorder"
 )
 
 // dedup is the duplicate detection of a queue or topic with
@@ -10,7 +11,7 @@ import (
 // time window. A message whose id was seen within the window is accepted
 // and dropped, as the service does. The history lives in memory only.
 type dedup struct {
-	mu   sync.Mutex
+	mu   lockorder.Mutex
 	seen map[string]time.Time // message id -> when it was first taken
 }
 

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/lapse-emulator/lapse/adapters"
 	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/internal/lockorder"
 	"github.com/lapse-emulator/lapse/servicebus/atom"
 	"github.com/lapse-emulator/lapse/servicebus/sqlfilter"
 )
@@ -29,6 +29,7 @@ type queueEnt struct {
 	created, updated time.Time
 	main, dlq, tdlq  *node
 	dups             dedup
+	incarnation      uint64 // its main entity's (core.Entity.Incarnation)
 }
 
 // topicEnt is a topic and its subscriptions.
@@ -40,6 +41,7 @@ type topicEnt struct {
 	pol              core.Policy        // its core policy, the ceiling of its copies (SB-5)
 	subs             map[string]*subEnt // by folded name
 	dups             dedup
+	incarnation      uint64 // its entity's (core.Entity.Incarnation)
 }
 
 // subEnt is a subscription and its rules.
@@ -50,6 +52,7 @@ type subEnt struct {
 	created, updated time.Time
 	rules            []*rule // by name
 	main, dlq, tdlq  *node
+	incarnation      uint64 // its main entity's (core.Entity.Incarnation)
 }
 
 // rule is a subscription rule, compiled.
@@ -75,7 +78,7 @@ type node struct {
 	// requires sessions; RequiresSession never changes.
 	sessions bool
 
-	mu      sync.Mutex
+	mu      lockorder.Mutex
 	waiters map[*link]struct{}
 	// gone is set once the node is deleted and its waiters detached:
 	// it takes no new ones.

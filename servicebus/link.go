@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/internal/lockorder"
 	"github.com/lapse-emulator/lapse/servicebus/amqp"
 )
 
@@ -54,7 +55,7 @@ type link struct {
 	oversized    bool
 
 	// a sending link
-	mu            sync.Mutex
+	mu            lockorder.Mutex
 	outCredit     uint32
 	deliveryCount uint32
 	drain         bool

@@ -104,6 +104,7 @@ func (s *Server) createQueue(name string, p atom.QueueProperties) (*queueEnt, er
 	if err := s.checkForward(p.ForwardTo, p.ForwardDeadLetteredMessagesTo, name); err != nil {
 		return nil, err
 	}
+	s.dropDeleted(s.now(), nil, name)
 	s.mu.RLock()
 	_, q := s.queues[fold(name)]
 	_, t := s.topics[fold(name)]
@@ -117,7 +118,7 @@ func (s *Server) createQueue(name string, p atom.QueueProperties) (*queueEnt, er
 	if err != nil {
 		return nil, err
 	}
-	qe := &queueEnt{name: name, props: p, created: ents[len(ents)-1].Created, updated: now}
+	qe := &queueEnt{name: name, props: p, created: ents[len(ents)-1].Created, updated: now, incarnation: ents[len(ents)-1].Incarnation}
 	s.mu.Lock()
 	qe.main, qe.dlq, qe.tdlq = s.newNodes(name, qe, nil)
 	s.queues[fold(name)] = qe
@@ -211,6 +212,7 @@ func (s *Server) createTopic(name string, p atom.TopicProperties) (*topicEnt, er
 	}
 	s.adminMu.Lock()
 	defer s.adminMu.Unlock()
+	s.dropDeleted(s.now(), nil, name)
 	s.mu.RLock()
 	_, q := s.queues[fold(name)]
 	_, t := s.topics[fold(name)]
@@ -228,7 +230,8 @@ func (s *Server) createTopic(name string, p atom.TopicProperties) (*topicEnt, er
 	if err := waitAll(c); err != nil {
 		return nil, err
 	}
-	te := &topicEnt{name: name, props: p, pol: pol, created: en.Created, updated: now, key: en.EntityKey, subs: map[string]*subEnt{}}
+	te := &topicEnt{name: name, props: p, pol: pol, created: en.Created, updated: now, key: en.EntityKey, subs: map[string]*subEnt{},
+		incarnation: en.Incarnation}
 	s.mu.Lock()
 	s.topics[fold(name)] = te
 	s.mu.Unlock()
@@ -333,6 +336,7 @@ func (s *Server) createSubscription(topic, name string, p atom.SubscriptionPrope
 	}
 	s.adminMu.Lock()
 	defer s.adminMu.Unlock()
+	s.dropDeleted(s.now(), nil, topic)
 	te := s.topic(topic)
 	if te == nil {
 		return nil, notFound(topic)
@@ -340,6 +344,7 @@ func (s *Server) createSubscription(topic, name string, p atom.SubscriptionPrope
 	if err := s.checkForward(p.ForwardTo, p.ForwardDeadLetteredMessagesTo, ""); err != nil {
 		return nil, err
 	}
+	s.dropDeleted(s.now(), te, name)
 	s.mu.RLock()
 	_, dup := te.subs[fold(name)]
 	s.mu.RUnlock()
@@ -355,7 +360,7 @@ func (s *Server) createSubscription(topic, name string, p atom.SubscriptionPrope
 	if err != nil {
 		return nil, err
 	}
-	se.created = ents[len(ents)-1].Created
+	se.created, se.incarnation = ents[len(ents)-1].Created, ents[len(ents)-1].Incarnation
 	s.e.Touch(now, te.key, core.UseChild)
 	s.mu.Lock()
 	se.main, se.dlq, se.tdlq = s.newNodes(path, nil, se)

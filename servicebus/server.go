@@ -12,6 +12,7 @@ import (
 
 	"github.com/lapse-emulator/lapse/adapters"
 	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/internal/lockorder"
 	"github.com/lapse-emulator/lapse/servicebus/sas"
 )
 
@@ -56,10 +57,10 @@ type Server struct {
 
 	// adminMu serializes changes to entities; it may be held while calling
 	// the engine, and no engine hook takes it.
-	adminMu sync.Mutex
+	adminMu lockorder.Mutex
 	// mu guards the tables below. It is never held while calling the
 	// engine, because the engine's hooks take it.
-	mu      sync.RWMutex
+	mu      lockorder.RWMutex
 	queues  map[string]*queueEnt // by folded name
 	topics  map[string]*topicEnt
 	byKey   map[core.EntityKey]*node
@@ -69,7 +70,7 @@ type Server struct {
 
 	// scheduled maps the sequence numbers of messages scheduled on topics
 	// to their copies, for cancel-scheduled-message.
-	schedMu   sync.Mutex
+	schedMu   lockorder.Mutex
 	schedSeq  int64
 	scheduled map[int64][]placed
 	// schedPrune is the size of scheduled at which the entries whose
@@ -81,7 +82,7 @@ type Server struct {
 	// connsMu guards closed; a connection is registered (wg.Add, conns)
 	// under it, so that Close, which sets closed under it, finds every
 	// connection it let in.
-	connsMu sync.Mutex
+	connsMu lockorder.Mutex
 	closed  bool
 	// nholder numbers session receivers, so that each holds its session
 	// under a holder id of its own (sessionlink.go).
@@ -166,25 +167,63 @@ func (s *Server) deleted(en core.Entity) {
 	// old one's dead-letter queues are still being deleted.
 	s.adminMu.Lock()
 	defer s.adminMu.Unlock()
+	// The incarnation tells the entity deleted from one made anew under
+	// its name since (or forgotten already by dropDeleted).
 	switch m.Kind {
 	case kindQueue:
-		if qe := s.queue(m.Name); qe != nil && qe.main.key == en.EntityKey {
-			s.forgetQueue(qe)
-			s.deleteCore(qe.dlq, qe.tdlq)
+		if qe := s.queue(m.Name); qe != nil && qe.incarnation == en.Incarnation {
+			s.forgetDeletedQueue(qe)
 		}
 	case kindTopic:
-		if te := s.topic(m.Name); te != nil && te.key == en.EntityKey {
-			var ns []*node
-			for _, se := range s.forgetTopic(te) {
-				ns = append(ns, se.main, se.dlq, se.tdlq)
-			}
-			s.deleteCore(ns...)
+		if te := s.topic(m.Name); te != nil && te.incarnation == en.Incarnation {
+			s.forgetDeletedTopic(te)
 		}
 	case kindSubscription:
-		if se := s.subscription(m.Topic, m.Name); se != nil && se.main.key == en.EntityKey {
-			s.forgetSubscription(se)
-			s.deleteCore(se.dlq, se.tdlq)
+		if se := s.subscription(m.Topic, m.Name); se != nil && se.incarnation == en.Incarnation {
+			s.forgetDeletedSubscription(se)
 		}
+	}
+}
+
+// The engine deletes only the main entity of what is idle; these forget
+// it and delete what belongs to it. Callers hold adminMu.
+
+func (s *Server) forgetDeletedQueue(qe *queueEnt) {
+	s.forgetQueue(qe)
+	s.deleteCore(qe.dlq, qe.tdlq)
+}
+
+func (s *Server) forgetDeletedTopic(te *topicEnt) {
+	var ns []*node
+	for _, se := range s.forgetTopic(te) {
+		ns = append(ns, se.main, se.dlq, se.tdlq)
+	}
+	s.deleteCore(ns...)
+}
+
+func (s *Server) forgetDeletedSubscription(se *subEnt) {
+	s.forgetSubscription(se)
+	s.deleteCore(se.dlq, se.tdlq)
+}
+
+// dropDeleted forgets, under adminMu, the queue or topic called name, or
+// subscription name of topic te when te is not nil, if the engine has
+// deleted it for being idle (SB-10) and its Deleted hook has not run yet:
+// a create of that name then succeeds, as on the service, which has
+// forgotten it by then. The hook, when it runs, finds another incarnation
+// or nothing.
+func (s *Server) dropDeleted(now time.Time, te *topicEnt, name string) {
+	if te != nil {
+		if se := s.subscription(te.name, name); se != nil && !s.e.Exists(now, se.main.key, se.incarnation) {
+			s.forgetDeletedSubscription(se)
+		}
+		return
+	}
+	if qe := s.queue(name); qe != nil && !s.e.Exists(now, qe.main.key, qe.incarnation) {
+		s.forgetDeletedQueue(qe)
+	}
+	if te := s.topic(name); te != nil && !s.e.Exists(now, te.key, te.incarnation) {
+		s.forgetDeletedTopic(te)
 	}
 }
 
@@ -207,7 +246,7 @@ func (s *Server) recovered(ents []core.Entity) {
 			if m.Queue == nil {
 				continue
 			}
-			qe := &queueEnt{name: m.Name, props: *m.Queue, created: en.Created, updated: m.Updated}
+			qe := &queueEnt{name: m.Name, props: *m.Queue, created: en.Created, updated: m.Updated, incarnation: en.Incarnation}
 			qe.main, qe.dlq, qe.tdlq = s.newNodes(en.Name, qe, nil)
 			s.queues[fold(m.Name)] = qe
 		case kindTopic:
@@ -215,7 +254,7 @@ func (s *Server) recovered(ents []core.Entity) {
 				continue
 			}
 			s.topics[fold(m.Name)] = &topicEnt{name: m.Name, props: *m.TopicProps, pol: en.Policy, created: en.Created,
-				updated: m.Updated, key: en.EntityKey, subs: map[string]*subEnt{}}
+				updated: m.Updated, key: en.EntityKey, subs: map[string]*subEnt{}, incarnation: en.Incarnation}
 		case kindSubscription:
 			subs = append(subs, sub{en, m})
 		}
@@ -225,7 +264,8 @@ func (s *Server) recovered(ents []core.Entity) {
 		if te == nil || x.m.Subscription == nil {
 			continue
 		}
-		se := &subEnt{topic: te, name: x.m.Name, props: *x.m.Subscription, created: x.en.Created, updated: x.m.Updated}
+		se := &subEnt{topic: te, name: x.m.Name, props: *x.m.Subscription, created: x.en.Created, updated: x.m.Updated,
+			incarnation: x.en.Incarnation}
 		for _, rm := range x.m.Rules {
 			r, err := compileRule(rm.Props)
 			if err != nil {

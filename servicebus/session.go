@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/lapse-emulator/lapse/internal/lockorder"
 	"github.com/lapse-emulator/lapse/servicebus/amqp"
 )
 
@@ -20,7 +21,7 @@ type session struct {
 	c  *conn
 	ch uint16
 
-	mu    sync.Mutex
+	mu    lockorder.Mutex
 	cond  *sync.Cond       // signalled when the peer's window opens or the session stops
 	links map[uint32]*link // by the peer's handle
 	names map[string]*link

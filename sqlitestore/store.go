@@ -54,6 +54,7 @@ import (
 	"time"
 
 	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/internal/lockorder"
 )
 
 var _ core.Store = (*Store)(nil)
@@ -81,10 +82,10 @@ type Store struct {
 	unlock func() error // releases the data folder's lock
 
 	// connMu serializes the use of conn by the writer and Load.
-	connMu   sync.Mutex
+	connMu   lockorder.Mutex
 	dbClosed bool // on connMu
 
-	mu         sync.Mutex
+	mu         lockorder.Mutex
 	queue      []pending // Appends waiting to be committed, in order
 	spare      []pending // the last batch's array, for the next queue
 	committing bool      // a goroutine is applying a batch
@@ -121,7 +122,7 @@ type Store struct {
 	sinceEmpty int64
 	// The applier's queue and state, on amu; acond is signalled when a
 	// record is queued, applied, or the applier is asked to hurry or stop.
-	amu      sync.Mutex
+	amu      lockorder.Mutex
 	acond    *sync.Cond
 	aq       [][]byte  // records written, not yet applied, in order
 	aFirst   time.Time // when the first of them was queued
