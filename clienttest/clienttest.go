@@ -1,8 +1,8 @@
 // Package clienttest finds the outside client programs that lapse's tests
 // drive it with (Debian's python3 with its client packages, node with an
-// npm folder's packages) and prepares their programs. A test whose program
-// is missing skips, except under CI (the CI environment variable set),
-// where .ci/run installs every one and the test fails instead.
+// npm folder's packages). A test whose program is missing skips, except
+// under CI (the CI environment variable set), where .ci/run installs every
+// one and the test fails instead.
 //
 // It imports nothing of lapse's; the test files of every front-end and of
 // the server package import it.
@@ -71,30 +71,6 @@ func Node(tb testing.TB, dir string, pkgs ...string) string {
 			strings.Join(pkgs, ", "), filepath.ToSlash(dir), filepath.ToSlash(dir), err))
 	}
 	return node
-}
-
-// Fill copies the program at path into the folder dir with each
-// placeholder replaced (old, new pairs; each must be there) and returns
-// the copy's path, of the same base name. It is how a tutorial's program
-// runs unchanged but for its connection string.
-func Fill(tb testing.TB, path, dir string, replace ...string) string {
-	tb.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	src := string(b)
-	for i := 0; i+1 < len(replace); i += 2 {
-		if !strings.Contains(src, replace[i]) {
-			tb.Fatalf("%s has no %q to replace", path, replace[i])
-		}
-		src = strings.ReplaceAll(src, replace[i], replace[i+1])
-	}
-	out := filepath.Join(dir, filepath.Base(path))
-	if err := os.WriteFile(out, []byte(src), 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	return out
 }
 
 // LastLine is the last line of out, without surrounding space.

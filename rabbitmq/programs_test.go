@@ -16,8 +16,8 @@ import (
 )
 
 // Helpers for the tests that drive the server with outside programs: the
-// Python clients (Debian's pika and kombu), the official tutorials in Go,
-// JavaScript and Python. Such a test skips when its program is missing,
+// Python clients (Debian's pika and kombu), the programs of the tutorials'
+// flows in Go, JavaScript and Python. Such a test skips when its program is missing,
 // except in CI (CI set), where it fails.
 
 // jsDir holds package.json, its lock file and node_modules (npm ci).
