@@ -48,6 +48,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"log/slog"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -69,6 +70,21 @@ type Options struct {
 	// (synchronous=FULL), so that acknowledged writes survive a power loss
 	// too, not only a crash of the process. It costs throughput.
 	FullSync bool
+	// RepairJournal opens a data folder whose journal is damaged before
+	// its end (a record that does not decode with more after it), which
+	// Open otherwise refuses: it logs what it drops, where, and how many
+	// records after the damage it could read, applies those, and keeps a
+	// copy of the damaged journal next to it. A torn last record, the
+	// trace of a kill, is dropped either way.
+	RepairJournal bool
+	// Logger receives what Open says of the journal: the torn record it
+	// drops, the damage it repairs. Nil logs nothing.
+	Logger *slog.Logger
+
+	// beforeEmpty, if set, is called each time SQLite holds every record
+	// of the journal and the journal is about to be emptied: the tests
+	// stop there as a crash would.
+	beforeEmpty func()
 }
 
 // Store is a core.Store that keeps lapse's entities and items in SQLite.
@@ -119,6 +135,8 @@ type Store struct {
 	// committer's).
 	j          *journal
 	sinceEmpty int64
+	// beforeEmpty is Options.beforeEmpty.
+	beforeEmpty func()
 	// The applier's queue and state, on amu; acond is signalled when a
 	// record is queued, applied, or the applier is asked to hurry or stop.
 	amu      sync.Mutex
@@ -240,7 +258,7 @@ func (s *Store) close(ctx context.Context) error {
 	defer s.connMu.Unlock()
 	s.dbClosed = true
 	if s.j != nil && err == nil && s.applyFailure() == nil {
-		if e := s.j.empty(); e != nil {
+		if e := s.emptyJournal(); e != nil {
 			err = core.Errorf(core.EINTERNAL, "closing data folder %q: %v", s.folder, e)
 		}
 	}
