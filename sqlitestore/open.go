@@ -34,8 +34,9 @@ const (
 // A data folder that cannot be used fails at once, with a one-line
 // *core.Error that says why: in use by another lapse process
 // (core.ERESOURCELOCKED), written by a newer lapse (core.EPRECONDITION),
-// not a lapse data folder or not readable (core.EINVALID). Open never
-// resets a data folder.
+// not a lapse data folder, not readable, or with a journal damaged before
+// its end (core.EINVALID; a copy of the journal is kept aside, and
+// opts.RepairJournal opens it instead). Open never resets a data folder.
 func Open(dir string, opts Options) (*Store, error) {
 	s := &Store{folder: dir, done: make(chan struct{}), lastSeq: map[core.EntityKey]uint64{}, lastItemOp: map[itemRef]int{}}
 	s.kick = make(chan struct{}, 1)

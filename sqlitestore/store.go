@@ -30,9 +30,11 @@
 // which belongs to the kernel, not to the process. A crash or kill -9 of
 // lapse loses nothing committed (EM-3): Open applies what the journal
 // still holds before anything else, and drops a record cut short by the
-// crash (its Commits were not done). Applying a record again is harmless:
-// every op says what an entity or item is, or that it is gone. SQLite
-// runs in WAL mode with synchronous=NORMAL. Only a crash of the machine
+// crash (its Commits were not done). A record that does not decode before
+// the end of the journal is damage, not a crash: Open refuses the folder
+// unless Options.RepairJournal is set (journalscan.go). Applying a record
+// again is harmless: every op says what an entity or item is, or that it
+// is gone. SQLite runs in WAL mode with synchronous=NORMAL. Only a crash of the machine
 // (power loss, kernel panic) can lose the last commits, and even then the
 // database is not damaged. Options.FullSync asks for an fsync of the
 // journal at every commit, and of SQLite's, for those who want that too.
