@@ -248,8 +248,11 @@ func TestDamagedJournalStopsLapse(t *testing.T) {
 		mustWrite(t, filepath.Join(dir, name), string(b))
 	}
 
+	// Should lapse start, it stops when ctx ends, with exit code 0.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), serveArgs(dir), noEnv, &stdout, &stderr); code != 1 {
+	if code := run(ctx, serveArgs(dir), noEnv, &stdout, &stderr); code != 1 {
 		t.Errorf("exit code %d, want 1", code)
 	}
 	got := stderr.String()
