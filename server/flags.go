@@ -39,6 +39,10 @@ type Config struct {
 	// CertHosts are host names and addresses, comma-separated, that the
 	// TLS certificate covers besides localhost, 127.0.0.1 and ::1.
 	CertHosts string
+	// RepairJournal opens a data folder whose journal is damaged before
+	// its end, dropping what does not decode and logging it, instead of
+	// refusing it (sqlitestore.Options.RepairJournal).
+	RepairJournal bool
 	// LogLevel is the level of the log written to stderr.
 	LogLevel slog.Level
 	// HTTPBodyTimeout bounds how long a request body may take to arrive on
@@ -79,6 +83,19 @@ func envInt64(fs *flag.FlagSet, getenv func(string) string, p *int64, name strin
 	fs.Int64Var(p, name, def, usage+" (env "+env+")")
 }
 
+// envBool is envString for a flag that is on or off; ParseFlags refuses an
+// environment value that is not a boolean.
+func envBool(fs *flag.FlagSet, getenv func(string) string, p *bool, name string, usage string) {
+	env := envName(name)
+	def := false
+	if v := getenv(env); v != "" {
+		if b, err := strconv.ParseBool(v); err == nil {
+			def = b
+		}
+	}
+	fs.BoolVar(p, name, def, usage+" (env "+env+")")
+}
+
 // newServeFlags returns the flag set of `lapse serve` writing into c.
 func newServeFlags(c *Config, logLevel *string, getenv func(string) string) *flag.FlagSet {
 	fs := flag.NewFlagSet("lapse serve", flag.ContinueOnError)
@@ -96,6 +113,7 @@ func newServeFlags(c *Config, logLevel *string, getenv func(string) string) *fla
 	envString(fs, getenv, &c.CosmosConfig, "cosmos-config", "", "JSON file of Cosmos databases and containers")
 	envString(fs, getenv, &c.CosmosKey, "cosmos-key", "", "Cosmos DB account key, base64 (default: the official emulator's well-known key)")
 	envString(fs, getenv, &c.CertHosts, "cert-hosts", "", "more host names or addresses, comma-separated, for the TLS certificate (e.g. a compose service name)")
+	envBool(fs, getenv, &c.RepairJournal, "repair-journal", "open a data folder whose journal is damaged before its end (which stops lapse otherwise), dropping what does not decode: lapse logs what it drops and keeps a copy of the journal")
 	envString(fs, getenv, logLevel, "log-level", "info", "debug, info, warn or error")
 	return fs
 }
@@ -119,6 +137,11 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	}
 	if c.Clock != "real" && c.Clock != "frozen" {
 		return &usageError{fmt.Sprintf(`--clock %q: use "real" or "frozen"`, c.Clock)}
+	}
+	if v := getenv(envName("repair-journal")); v != "" {
+		if _, err := strconv.ParseBool(v); err != nil {
+			return &usageError{fmt.Sprintf("%s %q: use true or false", envName("repair-journal"), v)}
+		}
 	}
 	if c.Data == "" {
 		return &usageError{"--data must not be empty"}

@@ -40,26 +40,27 @@ func TestParseFlags(t *testing.T) {
 			"--data", ":memory:", "--amqp-addr", ":1", "--amqps-addr", ":6", "--cosmos-addr", ":2", "--servicebus-admin-addr", ":3",
 			"--rabbitmq-management-addr", ":4", "--control-addr", "127.0.0.1:5", "--clock", "frozen",
 			"--servicebus-config", file, "--rabbitmq-definitions", file, "--cosmos-config", file, "--log-level", "debug",
-			"--cert-hosts", "lapse,ci.example",
+			"--cert-hosts", "lapse,ci.example", "--repair-journal",
 		}, nil, Config{
 			Data: ":memory:", AMQPAddr: ":1", AMQPSAddr: ":6", CertHosts: "lapse,ci.example", CosmosAddr: ":2", ServiceBusAdminAddr: ":3", RabbitMQManagementAddr: ":4",
 			ControlAddr: "127.0.0.1:5", Clock: "frozen", ServiceBusConfig: file, RabbitMQDefinitions: file,
-			CosmosConfig: file, LogLevel: slog.LevelDebug, ServiceBusMaxMessageSize: 256 * 1024,
+			CosmosConfig: file, LogLevel: slog.LevelDebug, ServiceBusMaxMessageSize: 256 * 1024, RepairJournal: true,
 		}},
 		{"EveryEnvironmentVariable", nil, map[string]string{
 			"LAPSE_DATA": "/d", "LAPSE_AMQP_ADDR": ":1", "LAPSE_AMQPS_ADDR": ":6", "LAPSE_CERT_HOSTS": "lapse", "LAPSE_COSMOS_ADDR": ":2", "LAPSE_SERVICEBUS_ADMIN_ADDR": ":3",
 			"LAPSE_RABBITMQ_MANAGEMENT_ADDR": ":4", "LAPSE_CONTROL_ADDR": ":5", "LAPSE_CLOCK": "frozen",
 			"LAPSE_SERVICEBUS_CONFIG": file, "LAPSE_RABBITMQ_DEFINITIONS": file, "LAPSE_COSMOS_CONFIG": file,
-			"LAPSE_LOG_LEVEL": "warn",
+			"LAPSE_LOG_LEVEL": "warn", "LAPSE_REPAIR_JOURNAL": "true",
 		}, Config{
 			Data: "/d", AMQPAddr: ":1", AMQPSAddr: ":6", CertHosts: "lapse", CosmosAddr: ":2", ServiceBusAdminAddr: ":3", RabbitMQManagementAddr: ":4",
 			ControlAddr: ":5", Clock: "frozen", ServiceBusConfig: file, RabbitMQDefinitions: file,
-			CosmosConfig: file, LogLevel: slog.LevelWarn, ServiceBusMaxMessageSize: 256 * 1024,
+			CosmosConfig: file, LogLevel: slog.LevelWarn, ServiceBusMaxMessageSize: 256 * 1024, RepairJournal: true,
 		}},
 		{"FlagBeatsEnvironment", []string{"--control-addr", ":7", "-log-level=error"},
 			map[string]string{"LAPSE_CONTROL_ADDR": ":9", "LAPSE_LOG_LEVEL": "debug", "LAPSE_AMQP_ADDR": ":6"},
 			with(func(c *Config) { c.ControlAddr, c.LogLevel, c.AMQPAddr = ":7", slog.LevelError, ":6" })},
 		{"EmptyEnvironmentVariableIsUnset", nil, map[string]string{"LAPSE_DATA": ""}, defaults},
+		{"BooleanFlagBeatsEnvironment", []string{"--repair-journal=false"}, map[string]string{"LAPSE_REPAIR_JOURNAL": "1"}, defaults},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := NewMain()
@@ -90,6 +91,7 @@ func TestParseFlagsErrors(t *testing.T) {
 		{"BadClockInEnvironment", nil, map[string]string{"LAPSE_CLOCK": "fast"}, true, `--clock "fast"`},
 		{"BadLogLevel", []string{"--log-level", "loud"}, nil, true, `--log-level "loud"`},
 		{"EmptyData", []string{"--data", ""}, nil, true, "--data must not be empty"},
+		{"BadRepairJournalInEnvironment", nil, map[string]string{"LAPSE_REPAIR_JOURNAL": "please"}, true, `LAPSE_REPAIR_JOURNAL "please": use true or false`},
 		{"MissingServiceBusConfig", []string{"--servicebus-config", missing}, nil, false, "--servicebus-config: open " + missing + ": no such file or directory"},
 		{"MissingRabbitMQDefinitions", nil, map[string]string{"LAPSE_RABBITMQ_DEFINITIONS": missing}, false, "--rabbitmq-definitions: open " + missing},
 		{"CosmosConfigIsAFolder", []string{"--cosmos-config", dir}, nil, false, "--cosmos-config: " + dir + " is a folder, not a file"},
@@ -129,5 +131,30 @@ func TestParseFlagsUnreadableFile(t *testing.T) {
 	m.Stderr = io.Discard
 	if err := m.ParseFlags([]string{"--rabbitmq-definitions", f}, noEnv); err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("unreadable file: %v", err)
+	}
+}
+
+// docs/cli.md has a row for every flag of lapse serve, with its
+// environment variable.
+func TestEveryFlagIsInTheDocs(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "cli.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c Config
+	var level string
+	n := 0
+	newServeFlags(&c, &level, noEnv).VisitAll(func(f *flag.Flag) {
+		n++
+		for _, line := range strings.Split(string(doc), "\n") {
+			if (strings.HasPrefix(line, "| `--"+f.Name+"`") || strings.HasPrefix(line, "| `--"+f.Name+" ")) &&
+				strings.Contains(line, "| `"+envName(f.Name)+"` |") {
+				return
+			}
+		}
+		t.Errorf("docs/cli.md has no row for --%s with %s", f.Name, envName(f.Name))
+	})
+	if n < 15 {
+		t.Fatalf("%d flags", n)
 	}
 }

@@ -84,7 +84,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if m.Config.Clock == "frozen" {
 		m.Clock.Freeze()
 	}
-	if m.store, err = openStore(m.Config.Data); err != nil {
+	if m.store, err = openStore(m.Config.Data, m.Config.RepairJournal, log.With("store", "journal")); err != nil {
 		return err
 	}
 	if m.cert, m.certPEM, err = m.certificate(); err != nil {

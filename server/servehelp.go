@@ -52,6 +52,10 @@ func ServeHelp(w io.Writer) {
 		case f.DefValue == "":
 			def = ", default none"
 		}
-		fmt.Fprintf(w, "  --%s %s\n        %s\n        env %s%s\n", f.Name, value, about, env, def)
+		name := "--" + f.Name
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+			name += " " + value // a boolean flag takes no value
+		}
+		fmt.Fprintf(w, "  %s\n        %s\n        env %s%s\n", name, about, env, def)
 	})
 }

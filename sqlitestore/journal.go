@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
 )
 
@@ -19,9 +18,10 @@ import (
 //	file   = journalMagic { record }
 //	record = uint32 length, uint32 CRC-32C of the data, data (codec.go)
 //
-// in little-endian order. A record cut short or whose CRC does not match
-// is the last write of a process killed half way through it, whose
-// Commits were not done: it and what follows are dropped.
+// in little-endian order. A last record cut short is the write of a
+// process killed half way through it, whose Commits were not done: it is
+// dropped. A bad record that more data follows is damage, and stops Open
+// unless Options.RepairJournal is set (journalscan.go).
 const journalName = "lapse.journal"
 
 // journalMagic starts a journal file: it names the format, so that a lapse
@@ -46,69 +46,69 @@ type journal struct {
 	sync bool  // fsync each record (Options.FullSync)
 }
 
-// openJournal opens the journal of a data folder, making it when there is
-// none, and returns the records it holds.
-func openJournal(path string, sync bool) (*journal, [][]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+// readJournal reads the journal at path, if there is one, and its
+// records (journalscan.go); sc is nil when b is not a journal of this
+// format.
+func readJournal(path string) (b []byte, sc *journalScan, err error) {
+	b, err = os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, &journalScan{}, nil
+	}
 	if err != nil {
 		return nil, nil, err
-	}
-	j := &journal{f: f, sync: sync}
-	records, err := j.read()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return j, records, nil
-}
-
-// read reads the journal's records and leaves size after the last whole
-// one.
-func (j *journal) read() ([][]byte, error) {
-	b, err := io.ReadAll(j.f)
-	if err != nil {
-		return nil, err
-	}
-	if len(b) == 0 {
-		if _, err := j.f.WriteAt(journalMagic, 0); err != nil {
-			return nil, err
-		}
-		j.size = int64(len(journalMagic))
-		return nil, nil
 	}
 	if !bytes.HasPrefix(b, journalMagic) {
 		if len(b) < len(journalMagic) && bytes.HasPrefix(journalMagic, b) {
-			// Cut short as it was made: nothing was written to it.
-			if _, err := j.f.WriteAt(journalMagic, 0); err != nil {
-				return nil, err
-			}
-			j.size = int64(len(journalMagic))
-			return nil, nil
+			return b, &journalScan{}, nil // cut short as it was made
 		}
-		return nil, fmt.Errorf("%s is not a journal this lapse can read", journalName)
+		return b, nil, nil
 	}
-	var records [][]byte
-	off := len(journalMagic)
-	for len(b)-off >= recordHeader {
-		n := int(binary.LittleEndian.Uint32(b[off:]))
-		sum := binary.LittleEndian.Uint32(b[off+4:])
-		if n > len(b)-off-recordHeader {
-			break
-		}
-		data := b[off+recordHeader : off+recordHeader+n]
-		if crc32.Checksum(data, crcTable) != sum {
-			break
-		}
-		records = append(records, data)
-		off += recordHeader + n
-	}
-	// Drop the torn record, if any, so that the next one follows the last
-	// whole one.
-	if err := j.f.Truncate(int64(off)); err != nil {
+	return b, scanJournal(b), nil
+}
+
+// openJournal opens the journal at path, whose bytes b and records sc
+// readJournal returned, making it when there is none. Without damage, it
+// cuts the torn tail, if any, and leaves size after the last whole
+// record; with damage, it leaves the file as it is, for Open to repair.
+func openJournal(path string, sync bool, b []byte, sc *journalScan) (*journal, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
 		return nil, err
 	}
-	j.size = int64(off)
-	return records, nil
+	j := &journal{f: f, sync: sync}
+	if err := j.prepare(b, sc); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+func (j *journal) prepare(b []byte, sc *journalScan) error {
+	if sc == nil {
+		return fmt.Errorf("%s is not a journal this lapse can read", journalName)
+	}
+	if len(b) < len(journalMagic) {
+		// None, empty, or cut short as it was made: nothing was written
+		// to it.
+		if _, err := j.f.WriteAt(journalMagic, 0); err != nil {
+			return err
+		}
+		j.size = int64(len(journalMagic))
+		return nil
+	}
+	if len(sc.bad) > 0 {
+		j.size = sc.size
+		return nil
+	}
+	// Drop the torn tail, if any, so that the next record follows the
+	// last whole one.
+	if sc.end < sc.size {
+		if err := j.f.Truncate(sc.end); err != nil {
+			return err
+		}
+	}
+	j.size = sc.end
+	return nil
 }
 
 // write appends a record holding data (which starts with recordHeader

@@ -163,10 +163,8 @@ func TestJournalOfAnotherFormatIsRefused(t *testing.T) {
 	}
 }
 
-// Every op kind, with every field set, comes back from its record as it
-// went in; a record cut anywhere fails to decode rather than give other
-// ops.
-func TestRecordsDecodeWhatWasEncoded(t *testing.T) {
+// sampleBatch returns Appends with every op kind, every field set.
+func sampleBatch() []pending {
 	k := core.EntityKey{Protocol: core.ServiceBus, Name: "q/subscriptions/s"}
 	at := time.UnixMilli(1_700_000_000_123).UTC()
 	entity := &core.Entity{EntityKey: k, Kind: "subscription", Parent: "q", DeadLetterQueue: "q/$deadletterqueue", Durable: true,
@@ -176,13 +174,21 @@ func TestRecordsDecodeWhatWasEncoded(t *testing.T) {
 		EnqueuedAt: at, ModifiedAt: at.Add(time.Second), ScheduledAt: at.Add(time.Hour), TTL: core.After(90 * time.Second),
 		EffectiveTTL: core.Forever, DueAt: at.Add(2 * time.Hour), Rule: "SB-1", Reason: "TTLExpiredException",
 		LockedUntil: at.Add(time.Minute), DeliveryCount: 3, Persistent: true}
-	batch := []pending{
+	return []pending{
 		{ops: []core.Op{{Kind: core.OpPutEntity, Key: k, Entity: entity}, {Kind: core.OpPutItem, Key: k, Item: item}}},
 		{ops: []core.Op{{Kind: core.OpDeleteItem, Key: k, Seq: 5}, {Kind: core.OpPutSessionState, Key: k, Group: "g", State: []byte("st")},
 			{Kind: core.OpDeleteSessionState, Key: k, Group: "g"}}},
 		{ops: []core.Op{{Kind: core.OpDeleteEntity, Key: k}, {Kind: core.OpReset}}},
 		{ops: nil},
 	}
+}
+
+// Every op kind, with every field set, comes back from its record as it
+// went in; a record cut anywhere fails to decode rather than give other
+// ops.
+func TestRecordsDecodeWhatWasEncoded(t *testing.T) {
+	batch := sampleBatch()
+	entity, item := batch[0].ops[0].Entity, batch[0].ops[1].Item
 	rec, err := appendRecord(nil, batch)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -33,8 +34,9 @@ const (
 // A data folder that cannot be used fails at once, with a one-line
 // *core.Error that says why: in use by another lapse process
 // (core.ERESOURCELOCKED), written by a newer lapse (core.EPRECONDITION),
-// not a lapse data folder or not readable (core.EINVALID). Open never
-// resets a data folder.
+// not a lapse data folder, not readable, or with a journal damaged before
+// its end (core.EINVALID; a copy of the journal is kept aside, and
+// opts.RepairJournal opens it instead). Open never resets a data folder.
 func Open(dir string, opts Options) (*Store, error) {
 	s := &Store{folder: dir, done: make(chan struct{}), lastSeq: map[core.EntityKey]uint64{}, lastItemOp: map[itemRef]int{}}
 	s.kick = make(chan struct{}, 1)
@@ -63,12 +65,18 @@ const walCheckpointPages = 10000
 
 func (s *Store) open(ctx context.Context, opts Options) error {
 	dsn := ":memory:"
+	var jb []byte
+	var jsc *journalScan
 	if s.folder != Memory {
 		path, err := s.prepareFolder()
 		if err != nil {
 			return err
 		}
 		dsn = "file:" + uriEscape(path)
+		// A damaged journal stops Open before SQLite touches lapse.db.
+		if jb, jsc, err = s.readJournal(opts); err != nil {
+			return err
+		}
 	}
 	syncMode := "NORMAL" // see the package doc
 	if opts.FullSync {
@@ -101,21 +109,79 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	if s.folder == Memory {
 		return nil
 	}
-	j, records, err := openJournal(filepath.Join(s.folder, journalName), opts.FullSync)
+	return s.openJournal(opts, jb, jsc)
+}
+
+// readJournal reads the journal and its records. A journal damaged before
+// its end stops Open, unless opts.RepairJournal is set; either way a copy
+// of it is kept aside first (journalscan.go).
+func (s *Store) readJournal(opts Options) ([]byte, *journalScan, error) {
+	path := filepath.Join(s.folder, journalName)
+	b, sc, err := readJournal(path)
+	if err != nil {
+		return nil, nil, core.Errorf(core.EINVALID, "data folder %q cannot be used: %v", s.folder, oneLine(err))
+	}
+	if sc == nil || len(sc.bad) == 0 {
+		return b, sc, nil
+	}
+	kept, err := keepAside(path, b, time.Now())
+	if err != nil {
+		return nil, nil, core.Errorf(core.EINVALID, "data folder %q cannot be used: journal %q %s, and a copy of it cannot be kept: %v",
+			s.folder, path, sc.damage(), oneLine(err))
+	}
+	sc.kept = kept
+	if !opts.RepairJournal {
+		return nil, nil, core.Errorf(core.EINVALID, "data folder %q cannot be used: journal %q %s. A copy is kept as %q. "+
+			"To open the folder anyway, dropping the bytes that do not decode and applying the %d records after them, start lapse with --repair-journal (Options.RepairJournal)",
+			s.folder, path, sc.damage(), kept, sc.bad[0].after)
+	}
+	return b, sc, nil
+}
+
+// openJournal opens the journal, whose bytes b and records sc readJournal
+// returned, and applies what it still holds: the writes of a lapse that
+// stopped before SQLite had them all, less what does not decode.
+func (s *Store) openJournal(opts Options, b []byte, sc *journalScan) error {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	path := filepath.Join(s.folder, journalName)
+	j, err := openJournal(path, opts.FullSync, b, sc)
 	if err != nil {
 		return core.Errorf(core.EINVALID, "data folder %q cannot be used: %v", s.folder, oneLine(err))
 	}
 	s.j = j
-	if len(records) > 0 {
-		// The writes of a lapse that stopped before SQLite had them all.
-		if err := s.applyRecords(records); err != nil {
+	s.beforeEmpty = opts.beforeEmpty
+	if len(sc.bad) > 0 {
+		for _, span := range sc.bad {
+			log.Warn("repairing the journal: dropping bytes that do not decode", "journal", path,
+				"offset", span.off, "bytes", span.end-span.off, "why", span.why, "recordsAfter", span.after)
+		}
+		log.Warn("repaired the journal", "journal", path, "copy", sc.kept, "droppedBytes", sc.droppedBytes(),
+			"damagedPlaces", len(sc.bad), "recordsKept", len(sc.records), "recordsAfterDamage", sc.bad[0].after)
+	}
+	if sc.torn != nil {
+		log.Info("dropped the last record of the journal, a write cut short by a crash",
+			"journal", path, "offset", sc.torn.off, "bytes", sc.torn.end-sc.torn.off, "why", sc.torn.why)
+	}
+	if len(sc.records) > 0 || len(sc.bad) > 0 {
+		if err := s.applyRecords(sc.records); err != nil {
 			return s.openError(err)
 		}
-		if err := j.empty(); err != nil {
+		if err := s.emptyJournal(); err != nil {
 			return s.openError(err)
 		}
 	}
 	return nil
+}
+
+// emptyJournal empties the journal, whose every record SQLite holds.
+func (s *Store) emptyJournal() error {
+	if s.beforeEmpty != nil {
+		s.beforeEmpty()
+	}
+	return s.j.empty()
 }
 
 // prepareFolder makes the data folder if needed, locks it, checks that its

@@ -30,9 +30,11 @@
 // which belongs to the kernel, not to the process. A crash or kill -9 of
 // lapse loses nothing committed (EM-3): Open applies what the journal
 // still holds before anything else, and drops a record cut short by the
-// crash (its Commits were not done). Applying a record again is harmless:
-// every op says what an entity or item is, or that it is gone. SQLite
-// runs in WAL mode with synchronous=NORMAL. Only a crash of the machine
+// crash (its Commits were not done). A record that does not decode before
+// the end of the journal is damage, not a crash: Open refuses the folder
+// unless Options.RepairJournal is set (journalscan.go). Applying a record
+// again is harmless: every op says what an entity or item is, or that it
+// is gone. SQLite runs in WAL mode with synchronous=NORMAL. Only a crash of the machine
 // (power loss, kernel panic) can lose the last commits, and even then the
 // database is not damaged. Options.FullSync asks for an fsync of the
 // journal at every commit, and of SQLite's, for those who want that too.
@@ -48,6 +50,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"log/slog"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -70,6 +73,21 @@ type Options struct {
 	// (synchronous=FULL), so that acknowledged writes survive a power loss
 	// too, not only a crash of the process. It costs throughput.
 	FullSync bool
+	// RepairJournal opens a data folder whose journal is damaged before
+	// its end (a record that does not decode with more after it), which
+	// Open otherwise refuses: it logs what it drops, where, and how many
+	// records after the damage it could read, applies those, and keeps a
+	// copy of the damaged journal next to it. A torn last record, the
+	// trace of a kill, is dropped either way.
+	RepairJournal bool
+	// Logger receives what Open says of the journal: the torn record it
+	// drops, the damage it repairs. Nil logs nothing.
+	Logger *slog.Logger
+
+	// beforeEmpty, if set, is called each time SQLite holds every record
+	// of the journal and the journal is about to be emptied: the tests
+	// stop there as a crash would.
+	beforeEmpty func()
 }
 
 // Store is a core.Store that keeps lapse's entities and items in SQLite.
@@ -120,6 +138,8 @@ type Store struct {
 	// committer's).
 	j          *journal
 	sinceEmpty int64
+	// beforeEmpty is Options.beforeEmpty.
+	beforeEmpty func()
 	// The applier's queue and state, on amu; acond is signalled when a
 	// record is queued, applied, or the applier is asked to hurry or stop.
 	amu      lockorder.Mutex
@@ -241,7 +261,7 @@ func (s *Store) close(ctx context.Context) error {
 	defer s.connMu.Unlock()
 	s.dbClosed = true
 	if s.j != nil && err == nil && s.applyFailure() == nil {
-		if e := s.j.empty(); e != nil {
+		if e := s.emptyJournal(); e != nil {
 			err = core.Errorf(core.EINTERNAL, "closing data folder %q: %v", s.folder, e)
 		}
 	}

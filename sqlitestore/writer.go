@@ -125,7 +125,7 @@ func (s *Store) commit(batch []pending) {
 		// memory: wait until SQLite has it all.
 		s.drain()
 		if err = s.applyFailure(); err == nil && s.j != nil {
-			err = s.j.empty()
+			err = s.emptyJournal()
 		}
 		if err == nil {
 			s.sinceEmpty = 0

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -220,5 +221,43 @@ func TestSubcommandErrors(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"help"}, noEnv, &stdout, &stderr); code != 0 || stdout.String() != usage {
 		t.Errorf("lapse help: %d %q", code, stdout.String())
+	}
+}
+
+// issue 25: a data folder whose journal is damaged before its end stops
+// lapse with one line on stderr that names the journal, the offset of the
+// bad record and the flag that repairs it, and exit code 1.
+func TestDamagedJournalStopsLapse(t *testing.T) {
+	m := MustStart(t)
+	MustCreate(t, m, orders)
+	MustEnqueue(t, m, orders.EntityKey, core.Item{Body: []byte("order"), Persistent: true})
+	// The folder as a kill -9 would leave it now: the journal holds the
+	// writes.
+	dir := t.TempDir()
+	for _, name := range []string{"lapse.db", "lapse.db-wal", "lapse.journal"} {
+		b, err := os.ReadFile(filepath.Join(m.Config.Data, name))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "lapse.journal" {
+			b[len("lapse journal 1\n")+10] ^= 0x10 // the first record's data
+		}
+		mustWrite(t, filepath.Join(dir, name), string(b))
+	}
+
+	// Should lapse start, it stops when ctx ends, with exit code 0.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	if code := run(ctx, serveArgs(dir), noEnv, &stdout, &stderr); code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	got := stderr.String()
+	want := `lapse: data folder "` + dir + `" cannot be used: journal "` + filepath.Join(dir, "lapse.journal") + `" is damaged at byte 16 `
+	if strings.Count(got, "\n") != 1 || !strings.HasPrefix(got, want) || !strings.Contains(got, "--repair-journal") {
+		t.Errorf("stderr = %q, want one line starting %q and naming --repair-journal", got, want)
 	}
 }

@@ -28,8 +28,12 @@ func TestHelpOfEveryCommand(t *testing.T) {
 		t.Fatalf("ParseFlags -h: %v", err)
 	}
 	var serveFlags []string
-	for _, f := range regexp.MustCompile(`(?m)^  -([a-z-]+)`).FindAllStringSubmatch(defaults.String(), -1) {
-		serveFlags = append(serveFlags, "--"+f[1]+" ", "LAPSE_"+strings.ToUpper(strings.ReplaceAll(f[1], "-", "_")))
+	for _, f := range regexp.MustCompile(`(?m)^  -([a-z-]+)( \S+)?$`).FindAllStringSubmatch(defaults.String(), -1) {
+		after := " " // then its value
+		if f[2] == "" {
+			after = "\n" // a boolean flag takes none
+		}
+		serveFlags = append(serveFlags, "--"+f[1]+after, "LAPSE_"+strings.ToUpper(strings.ReplaceAll(f[1], "-", "_")))
 	}
 	if len(serveFlags) < 2*15 {
 		t.Fatalf("the flags of lapse serve: %q from %s", serveFlags, defaults.String())
