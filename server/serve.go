@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/lapse-emulator/lapse/core"
@@ -89,9 +90,17 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if m.store, err = openStore(m.Config.Data); err != nil {
 		return err
 	}
-	if m.cert, m.certPEM, err = m.certificate(); err != nil {
-		return fmt.Errorf("TLS certificate: %w", err)
-	}
+	// The certificate, read or made (a key to generate, files to write),
+	// is needed only by the first TLS listener: it is got meanwhile
+	// (issue 25.9). Every return waits for it.
+	certDone := make(chan error, 1)
+	go func() {
+		var err error
+		m.cert, m.certPEM, err = m.certificate()
+		certDone <- err
+	}()
+	waitCert := sync.OnceValue(func() error { return <-certDone })
+	defer waitCert()
 	m.runner = newRunner(m.Clock)
 	reg, metrics := newMetrics()
 	m.Engine = core.NewEngine(core.Config{Store: m.store, Wake: m.runner.Wake, ObserveLag: metrics.ObserveLag,
@@ -118,6 +127,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 
+	if err := waitCert(); err != nil {
+		return fmt.Errorf("TLS certificate: %w", err)
+	}
 	m.sbAdmin = servicebus.NewAdmin(m.SB, m.Config.ServiceBusAdminAddr, log.With("listener", "servicebusAdmin"))
 	// Admin clients of SDKs without emulator support build https:// URLs;
 	// it opens before the AMQPS port, which hands it HTTPS requests.
