@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -587,6 +588,19 @@ func TestRecoveryAppliesExpiriesDueWhileDown_RB13(t *testing.T) {
 	if next.Seq <= live.Seq {
 		t.Fatalf("seq %d after restart, want above %d", next.Seq, live.Seq)
 	}
+}
+
+// issue 25.9: the event log takes room as events come, not its whole
+// bound (10,000 events, 2.5 MB) when the engine is made, at each start.
+func TestNewEngineDoesNotAllocateItsEventLog(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	e := core.NewEngine(core.Config{})
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 256<<10 {
+		t.Errorf("NewEngine allocated %d bytes, want under 256 KiB", n)
+	}
+	runtime.KeepAlive(e)
 }
 
 func TestEventsAreRecordedBoundedAndPublished_EM2(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -24,11 +25,25 @@ import (
 //go:embed web
 var web embed.FS
 
-// pages are the UI's templates, parsed once per Server.
+// pages are the UI's templates and the expiry rules, parsed once, at the
+// first request that needs them (the ui method): parsing takes a few
+// milliseconds, which lapse's start does without (issue 25.9).
 type pages struct {
 	sets  map[string]*template.Template // by page name
 	rules []Rule
 	rule  map[string]*Rule
+}
+
+// sharedPages parses the pages once for every Server: they are embedded.
+var sharedPages = sync.OnceValues(loadPages)
+
+// ui returns the parsed pages.
+func (s *Server) ui() *pages {
+	p, err := sharedPages()
+	if err != nil {
+		panic(err) // the embedded templates are fixed at build time; a test parses them
+	}
+	return p
 }
 
 // pageNames are the pages; each web/<name>.html defines "content" and may
@@ -118,7 +133,7 @@ func (s *Server) viewData(name string, c *gin.Context) (any, error) {
 	case "explorer":
 		return s.explorerData(c)
 	case "rules":
-		return s.ui.rules, nil
+		return s.ui().rules, nil
 	}
 	return nil, core.Errorf(core.ENOTFOUND, "no such page %q", name)
 }
@@ -133,7 +148,7 @@ func (s *Server) page(name, title string) gin.HandlerFunc {
 		if t, ok := d.(titled); ok {
 			title = t.pageTitle()
 		}
-		s.render(c, s.ui.sets[name], "layout.html", pageData{
+		s.render(c, s.ui().sets[name], "layout.html", pageData{
 			Page: name, Title: title, Clock: s.clockState(s.cfg.Clock.Now()), Query: c.Request.URL.Query(), Data: d,
 		})
 	}
@@ -166,7 +181,7 @@ func (s *Server) fragment(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	s.render(c, s.ui.sets[pg], name+"-fragment", pageData{Page: pg, Clock: s.clockState(s.cfg.Clock.Now()), Query: c.Request.URL.Query(), Data: d})
+	s.render(c, s.ui().sets[pg], name+"-fragment", pageData{Page: pg, Clock: s.clockState(s.cfg.Clock.Now()), Query: c.Request.URL.Query(), Data: d})
 }
 
 func (s *Server) render(c *gin.Context, t *template.Template, name string, d pageData) {

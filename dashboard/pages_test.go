@@ -182,7 +182,7 @@ func TestTimelineLeavesOutLockedItems(t *testing.T) {
 func TestRulesCoverSemantics(t *testing.T) {
 	f := MustFixture(t)
 	var ids []string
-	for _, r := range f.server.ui.rules {
+	for _, r := range f.server.ui().rules {
 		ids = append(ids, r.ID)
 	}
 	var want []string

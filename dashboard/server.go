@@ -76,7 +76,6 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	handler http.Handler
-	ui      *pages
 	// quit ends the streams of server-sent events when the server closes.
 	quit     chan struct{}
 	quitOnce sync.Once
@@ -89,11 +88,7 @@ func NewServer(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	ui, err := loadPages()
-	if err != nil {
-		panic(err) // the embedded templates are fixed at build time; a test parses them
-	}
-	s := &Server{cfg: cfg, log: log, ui: ui, quit: make(chan struct{})}
+	s := &Server{cfg: cfg, log: log, quit: make(chan struct{})}
 	s.handler = s.routes()
 	s.Server = httpserver.New("control API", cfg.Addr, s.handler, log)
 	return s

@@ -1,5 +1,6 @@
 // Package httpserver is the lifecycle every HTTP listener of lapse shares
-// (STYLE.md rule 6): Open binds at once, so that a taken port fails there;
+// (STYLE.md rule 6): Open binds at once, so that a taken port fails there
+// (or Serve takes a listener bound already);
 // Addr is the bound address; Close is safe twice and before Open, and
 // waits for the serving goroutine. The control API, the RabbitMQ
 // management API and the front-ends to come each wrap one.
@@ -61,17 +62,30 @@ func (s *Server) ServeTLS(cfg *tls.Config) {
 // Open binds the address at once, so a taken port fails here, and serves in
 // the background until Close.
 func (s *Server) Open() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return core.Errorf(core.EUNAVAILABLE, "the %s is closed", s.name)
-	}
-	if s.ln != nil {
-		return core.Errorf(core.ECONFLICT, "the %s is open already", s.name)
+	if err := s.usable(); err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", s.addr)
 	if err != nil {
 		return core.Errorf(core.EUNAVAILABLE, "%s: %v", s.name, err)
+	}
+	if err := s.Serve(ln); err != nil {
+		ln.Close()
+		return err
+	}
+	return nil
+}
+
+// Serve serves on ln, a listener bound already (lapse binds all its ports
+// at once, before it starts anything, and each only once), in the
+// background until Close, which closes ln; the address given to New is not
+// used. It fails, leaving ln open, when the server is open already or
+// closed.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usableLocked(); err != nil {
+		return err
 	}
 	s.ln = ln
 	var serveLn net.Listener = ln
@@ -105,6 +119,24 @@ func (s *Server) Open() error {
 		wg.Wait()
 		close(done)
 	}(s.done)
+	return nil
+}
+
+// usable says why the server cannot open, if it cannot: it is open
+// already or closed.
+func (s *Server) usable() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.usableLocked()
+}
+
+func (s *Server) usableLocked() error {
+	if s.closed {
+		return core.Errorf(core.EUNAVAILABLE, "the %s is closed", s.name)
+	}
+	if s.ln != nil {
+		return core.Errorf(core.ECONFLICT, "the %s is open already", s.name)
+	}
 	return nil
 }
 

@@ -58,7 +58,59 @@ func TestLifecycle(t *testing.T) {
 	}
 }
 
+// issue 25.7: Serve takes a listener bound already, rather than binding the
+// address given to New; Close closes it.
+func TestServeTakesABoundListener(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The address of New is not bound: the one of the listener is served.
+	s := httpserver.New("test API", "256.0.0.1:1", h, nil)
+	if err := s.Serve(ln); err != nil {
+		t.Fatal(err)
+	}
+	if s.Addr() != ln.Addr() {
+		t.Errorf("Addr %v, want the listener's %v", s.Addr(), ln.Addr())
+	}
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := s.Serve(other); core.ErrorCode(err) != core.ECONFLICT {
+		t.Fatalf("second Serve: %v", err)
+	}
+	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Get("http://" + ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "hello" {
+		t.Fatalf("served %q", b)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	again, err := net.Listen("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatalf("Close left the listener bound: %v", err)
+	}
+	again.Close()
+	if err := s.Serve(other); core.ErrorCode(err) != core.EUNAVAILABLE {
+		t.Fatalf("Serve after Close: %v", err)
+	}
+}
+
 func TestTLSAndPlainOnOnePort(t *testing.T) {
+	t.Run("Open", func(t *testing.T) { testTLSAndPlainOnOnePort(t, false) })
+	// The Cosmos DB port: a listener bound already, sniffed as well.
+	t.Run("Serve", func(t *testing.T) { testTLSAndPlainOnOnePort(t, true) })
+}
+
+func testTLSAndPlainOnOnePort(t *testing.T, bound bool) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS != nil {
 			io.WriteString(w, "tls")
@@ -76,7 +128,15 @@ func TestTLSAndPlainOnOnePort(t *testing.T) {
 	}
 	s := httpserver.New("test API", "127.0.0.1:0", h, nil)
 	s.ServeTLS(&tls.Config{Certificates: []tls.Certificate{cert}})
-	if err := s.Open(); err != nil {
+	open := s.Open
+	if bound {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		open = func() error { return s.Serve(ln) }
+	}
+	if err := open(); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close(context.Background())

@@ -44,17 +44,9 @@ type amqpListener struct {
 // handshake before it.
 const headerTimeout = 10 * time.Second
 
-// openAMQP binds addr; serving starts at once. cfg, if not nil, makes it
-// an AMQPS port, and https then serves its HTTP requests.
-func openAMQP(addr string, cfg *tls.Config, https func(net.Conn), rabbit *rabbitmq.Server, sb *servicebus.Server, log *slog.Logger) (*amqpListener, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	return newAMQPListener(ln, cfg, https, rabbit, sb, log), nil
-}
-
-// newAMQPListener serves ln as openAMQP does.
+// newAMQPListener serves ln, bound already; serving starts at once. cfg,
+// if not nil, makes it an AMQPS port, and https then serves its HTTP
+// requests. Close closes ln.
 func newAMQPListener(ln net.Listener, cfg *tls.Config, https func(net.Conn), rabbit *rabbitmq.Server, sb *servicebus.Server, log *slog.Logger) *amqpListener {
 	l := &amqpListener{ln: ln, tls: cfg, https: https, rabbit: rabbit, sb: sb, log: log, hello: map[net.Conn]struct{}{}, stop: make(chan struct{})}
 	l.wg.Add(1)

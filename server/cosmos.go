@@ -24,7 +24,7 @@ func (m *Main) openCosmos(ctx context.Context) error {
 	if err := m.loadCosmosConfig(ctx); err != nil {
 		return err
 	}
-	return m.Cosmos.Open()
+	return m.ports.serve(m.Cosmos, portCosmos)
 }
 
 // loadCosmosConfig creates what --cosmos-config declares, if given.

@@ -13,7 +13,8 @@ type listenerFlag struct {
 	name, flag, addr string
 }
 
-// listenerFlags are the listeners of c, in the order of the flags.
+// listenerFlags are the listeners of c, in the order of the flags and of
+// the port numbers (portAMQP...).
 func (c Config) listenerFlags() []listenerFlag {
 	return []listenerFlag{
 		{"AMQP", "amqp-addr", c.AMQPAddr},
@@ -51,23 +52,73 @@ func (e *ListenError) Error() string {
 
 func (e *ListenError) Unwrap() error { return e.Err }
 
-// checkListen binds the address of every listener of c at once, then
-// releases them all, so that lapse reports every address it cannot have
-// before it starts anything, rather than the first: the errors are
-// *ListenError, joined. Two listeners given the same address are reported
-// too. Addresses with port 0 are skipped: any free port will do.
-func checkListen(c Config) error {
+// The listeners of lapse, numbered in the order of listenerFlags.
+const (
+	portAMQP = iota
+	portAMQPS
+	portCosmos
+	portServiceBusAdmin
+	portRabbitMQManagement
+	portControl
+	numPorts
+)
+
+// ports are lapse's bound listeners, by number. Each is nil once its
+// server has it (take), which then closes it.
+type ports [numPorts]net.Listener
+
+// listen binds the address of every listener of c, each once, and keeps
+// them bound for the servers, which take them as they start: a port is
+// never released between a check and the server's bind, where another
+// process could take it (issue 25.7). It binds them all before lapse
+// opens anything, so that it reports every address it cannot have rather
+// than the first: the errors are *ListenError, joined, and none stays
+// bound. Two listeners given the same address are reported too.
+func listen(c Config) (*ports, error) {
+	p := &ports{}
 	var errs []error
-	for _, l := range c.listenerFlags() {
-		if _, port, err := net.SplitHostPort(l.addr); err == nil && port == "0" {
-			continue
-		}
+	for i, l := range c.listenerFlags() {
 		ln, err := net.Listen("tcp", l.addr)
 		if err != nil {
 			errs = append(errs, &ListenError{Name: l.name, Flag: l.flag, Addr: l.addr, Err: err})
 			continue
 		}
-		defer ln.Close()
+		p[i] = ln
 	}
-	return errors.Join(errs...)
+	if len(errs) > 0 {
+		p.close()
+		return nil, errors.Join(errs...)
+	}
+	return p, nil
+}
+
+// take hands listener i to its server, which closes it from then on.
+func (p *ports) take(i int) net.Listener {
+	ln := p[i]
+	p[i] = nil
+	return ln
+}
+
+// serve hands listener i to s, an HTTP server, and closes it if s cannot
+// serve it.
+func (p *ports) serve(s interface{ Serve(net.Listener) error }, i int) error {
+	ln := p.take(i)
+	err := s.Serve(ln)
+	if err != nil {
+		ln.Close()
+	}
+	return err
+}
+
+// close closes the listeners no server has taken; safe on nil p.
+func (p *ports) close() {
+	if p == nil {
+		return
+	}
+	for i, ln := range p {
+		if ln != nil {
+			ln.Close()
+			p[i] = nil
+		}
+	}
 }

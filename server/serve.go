@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/lapse-emulator/lapse/core"
@@ -50,6 +51,8 @@ type Main struct {
 
 	store  store
 	runner *runner
+	// ports are the listeners Run bound, until each server takes its own.
+	ports *ports
 
 	// cert is the one TLS certificate of every TLS listener, certPEM its
 	// PEM as clients download it to trust it.
@@ -62,10 +65,10 @@ func NewMain() *Main {
 	return &Main{Stderr: os.Stderr, Wall: time.Now, Version: "dev"}
 }
 
-// Run starts lapse: it opens the data folder, loads it and applies what
-// fell due while lapse was not running (RB-13), starts the expiry runner
-// and binds the listeners, then returns. When Run fails it undoes what it
-// started.
+// Run starts lapse: it binds the listeners, opens the data folder, loads
+// it and applies what fell due while lapse was not running (RB-13), starts
+// the expiry runner and serves on the listeners, then returns. When Run
+// fails it undoes what it started.
 func (m *Main) Run(ctx context.Context) (err error) {
 	if m.Logger == nil {
 		m.Logger = slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: m.Config.LogLevel}))
@@ -77,7 +80,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		}
 	}()
 
-	if err := checkListen(m.Config); err != nil {
+	if m.ports, err = listen(m.Config); err != nil {
 		return err
 	}
 	m.Clock = core.NewClock(m.Wall)
@@ -87,9 +90,17 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	if m.store, err = openStore(m.Config.Data, m.Config.RepairJournal, log.With("store", "journal")); err != nil {
 		return err
 	}
-	if m.cert, m.certPEM, err = m.certificate(); err != nil {
-		return fmt.Errorf("TLS certificate: %w", err)
-	}
+	// The certificate, read or made (a key to generate, files to write),
+	// is needed only by the first TLS listener: it is got meanwhile
+	// (issue 25.9). Every return waits for it.
+	certDone := make(chan error, 1)
+	go func() {
+		var err error
+		m.cert, m.certPEM, err = m.certificate()
+		certDone <- err
+	}()
+	waitCert := sync.OnceValue(func() error { return <-certDone })
+	defer waitCert()
 	m.runner = newRunner(m.Clock)
 	reg, metrics := newMetrics()
 	m.Engine = core.NewEngine(core.Config{Store: m.store, Wake: m.runner.Wake, ObserveLag: metrics.ObserveLag,
@@ -116,27 +127,26 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 
+	if err := waitCert(); err != nil {
+		return fmt.Errorf("TLS certificate: %w", err)
+	}
 	m.sbAdmin = servicebus.NewAdmin(m.SB, m.Config.ServiceBusAdminAddr, log.With("listener", "servicebusAdmin"))
 	// Admin clients of SDKs without emulator support build https:// URLs;
 	// it opens before the AMQPS port, which hands it HTTPS requests.
 	m.sbAdmin.ServeTLS(m.tlsConfig())
 	m.sbAdmin.SetBodyTimeout(m.Config.HTTPBodyTimeout)
-	if err := m.sbAdmin.Open(); err != nil {
+	if err := m.ports.serve(m.sbAdmin, portServiceBusAdmin); err != nil {
 		return err
 	}
 	log.Info("listening", "listener", "servicebusAdmin", "addr", m.sbAdmin.Addr().String())
-	if m.amqp, err = openAMQP(m.Config.AMQPAddr, nil, nil, m.Rabbit, m.SB, log.With("listener", "amqp")); err != nil {
-		return err
-	}
+	m.amqp = newAMQPListener(m.ports.take(portAMQP), nil, nil, m.Rabbit, m.SB, log.With("listener", "amqp"))
 	log.Info("listening", "listener", "amqp", "addr", m.amqp.Addr().String())
-	if m.amqps, err = openAMQP(m.Config.AMQPSAddr, m.tlsConfig(), m.handoffHTTPS, m.Rabbit, m.SB, log.With("listener", "amqps")); err != nil {
-		return err
-	}
+	m.amqps = newAMQPListener(m.ports.take(portAMQPS), m.tlsConfig(), m.handoffHTTPS, m.Rabbit, m.SB, log.With("listener", "amqps"))
 	log.Info("listening", "listener", "amqps", "addr", m.amqps.Addr().String())
 	m.management = rabbitmq.NewManagement(rabbitmq.ManagementConfig{Addr: m.Config.RabbitMQManagementAddr,
 		Server: m.Rabbit, Logger: log.With("listener", "rabbitmqManagement"), AMQPAddr: m.amqp.Addr})
 	m.management.SetBodyTimeout(m.Config.HTTPBodyTimeout)
-	if err := m.management.Open(); err != nil {
+	if err := m.ports.serve(m.management, portRabbitMQManagement); err != nil {
 		return err
 	}
 	log.Info("listening", "listener", "rabbitmqManagement", "addr", m.management.Addr().String())
@@ -144,9 +154,10 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	log.Info("listening", "listener", "cosmos", "addr", m.Cosmos.Addr().String())
-	// The control port opens last (issue 16.6): /healthz answers ok only
-	// once every other listener accepts, and what GET /api/info reads is
-	// set before its first request.
+	// The control port is served last (issue 16.6): /healthz answers ok
+	// only once every other listener accepts, and what GET /api/info reads
+	// is set before its first request. Bound since the start, it holds a
+	// request that comes earlier until then.
 	m.Control = dashboard.NewServer(dashboard.Config{
 		Addr:    m.Config.ControlAddr,
 		Engine:  m.Engine,
@@ -161,7 +172,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		CertificatePEM: m.certPEM,
 	})
 	m.Control.SetBodyTimeout(m.Config.HTTPBodyTimeout)
-	if err := m.Control.Open(); err != nil {
+	if err := m.ports.serve(m.Control, portControl); err != nil {
 		return err
 	}
 	log.Info("listening", "listener", "control", "addr", m.Control.Addr().String())
@@ -208,6 +219,8 @@ func (m *Main) Close(ctx context.Context) error {
 	if m.store != nil {
 		errs = append(errs, m.store.Close(ctx))
 	}
+	// The listeners of a Run that failed before their servers took them.
+	m.ports.close()
 	return errors.Join(errs...)
 }
 

@@ -2,6 +2,8 @@ package sqlitestore
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -140,6 +142,33 @@ func TestFileStoreUsesWAL(t *testing.T) {
 	}
 	if locking != "exclusive" {
 		t.Errorf("locking_mode %s, want exclusive", locking)
+	}
+}
+
+// issue 25.9: a new folder's database is made under another name and
+// renamed once whole; what a start cut short left under that name is made
+// anew, and nothing is left beside lapse.db.
+func TestNewDatabaseIsMadeAsideAndRenamed(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{dbName + ".new", dbName + ".new-wal"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("half a database"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := MustOpen(t, dir)
+	k := core.EntityKey{Protocol: core.ServiceBus, Name: "q"}
+	mustApply(t, s, entityOp(k))
+	MustClose(t, s)
+	names, err := filepath.Glob(filepath.Join(dir, dbName+"*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 1 || filepath.Base(names[0]) != dbName {
+		t.Errorf("the folder holds %q, want lapse.db alone", names)
+	}
+	s = MustOpen(t, dir)
+	if got := storetest.MustLoad(t, s); len(got.Entities) != 1 {
+		t.Errorf("reopened: %d entities, want 1", len(got.Entities))
 	}
 }
 

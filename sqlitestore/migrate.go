@@ -70,12 +70,10 @@ func migrate(ctx context.Context, conn *sql.Conn, folder string) error {
 	if err := conn.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
 		return err
 	}
-	for _, m := range ms[version:] {
-		if err := apply(ctx, conn, m); err != nil {
-			return fmt.Errorf("migration %s: %w", m.name, err)
-		}
+	if version == len(ms) {
+		return nil
 	}
-	return nil
+	return apply(ctx, conn, ms[version:])
 }
 
 // schemaVersion returns the schema version of the database on conn, or an
@@ -103,18 +101,22 @@ func schemaVersion(ctx context.Context, conn *sql.Conn, folder string, latest in
 	return version, nil
 }
 
-// apply runs one migration and records it, in one transaction.
-func apply(ctx context.Context, conn *sql.Conn, m migration) error {
+// apply runs the migrations ms, in order, and records the last, in one
+// transaction: all or none of them are applied, and a new data folder's
+// schema takes one commit rather than one a migration (issue 25.9).
+func apply(ctx context.Context, conn *sql.Conn, ms []migration) error {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-		return err
+	for _, m := range ms {
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			return fmt.Errorf("migration %s: %w", m.name, err)
+		}
 	}
 	// PRAGMAs take no parameters; both values are ours.
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", ms[len(ms)-1].version)); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", applicationID)); err != nil {

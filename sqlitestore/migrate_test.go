@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/lapse-emulator/lapse/core"
@@ -29,10 +30,8 @@ func MustWriteSchema3(t *testing.T, dir string, sqls ...string) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	for _, m := range ms[:3] {
-		if err := apply(ctx, conn, m); err != nil {
-			t.Fatalf("migration %s: %v", m.name, err)
-		}
+	if err := apply(ctx, conn, ms[:3]); err != nil {
+		t.Fatal(err)
 	}
 	for _, q := range sqls {
 		if _, err := conn.ExecContext(ctx, q); err != nil {
@@ -125,5 +124,39 @@ func TestEntityNumbersAreReusedAndRolledBack(t *testing.T) {
 	snap := storetest.MustLoad(t, s)
 	if len(snap.Items[b]) != 1 || len(snap.Items[c]) != 1 || len(snap.Items[a]) != 0 {
 		t.Errorf("items: a %d, b %d, c %d; want 0, 1, 1", len(snap.Items[a]), len(snap.Items[b]), len(snap.Items[c]))
+	}
+}
+
+// issue 25.9: the migrations of a new folder are one transaction: when one
+// fails, none is applied.
+func TestMigrationsApplyAllOrNone(t *testing.T) {
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), dbName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	bad := append(ms[:len(ms):len(ms)], migration{version: len(ms) + 1, name: "9999_bad.sql", sql: "CREATE TABLE entities (x)"})
+	if err := apply(ctx, conn, bad); err == nil || !strings.Contains(err.Error(), "migration 9999_bad.sql") {
+		t.Fatalf("apply: %v, want the bad migration's error", err)
+	}
+	var version, tables int
+	if err := conn.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&tables); err != nil {
+		t.Fatal(err)
+	}
+	if version != 0 || tables != 0 {
+		t.Errorf("after a failed migration: schema version %d and %d tables, want none", version, tables)
 	}
 }

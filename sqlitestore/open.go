@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,27 +65,33 @@ func Open(dir string, opts Options) (*Store, error) {
 const walCheckpointPages = 10000
 
 func (s *Store) open(ctx context.Context, opts Options) error {
-	dsn := ":memory:"
-	var jb []byte
-	var jsc *journalScan
-	if s.folder != Memory {
-		path, err := s.prepareFolder()
-		if err != nil {
-			return err
-		}
-		dsn = "file:" + uriEscape(path)
-		// A damaged journal stops Open before SQLite touches lapse.db.
-		if jb, jsc, err = s.readJournal(opts); err != nil {
-			return err
-		}
-	}
 	syncMode := "NORMAL" // see the package doc
 	if opts.FullSync {
 		syncMode = "FULL"
 	}
 	// journal_mode=WAL is set by migrate, once it knows the file is ours;
 	// locking_mode=EXCLUSIVE is in the package doc.
-	dsn += "?_pragma=busy_timeout(5000)&_pragma=synchronous(" + syncMode + ")&_pragma=locking_mode(EXCLUSIVE)&_pragma=wal_autocheckpoint(" + strconv.Itoa(walCheckpointPages) + ")"
+	pragmas := "?_pragma=busy_timeout(5000)&_pragma=locking_mode(EXCLUSIVE)&_pragma=wal_autocheckpoint(" + strconv.Itoa(walCheckpointPages) + ")"
+	dsn := ":memory:"
+	var jb []byte
+	var jsc *journalScan
+	if s.folder != Memory {
+		path, fresh, err := s.prepareFolder()
+		if err != nil {
+			return err
+		}
+		// A damaged journal stops Open before SQLite touches lapse.db.
+		if jb, jsc, err = s.readJournal(opts); err != nil {
+			return err
+		}
+		if fresh {
+			if err := createDB(ctx, path, pragmas, s.folder); err != nil {
+				return s.openError(err)
+			}
+		}
+		dsn = "file:" + uriEscape(path)
+	}
+	dsn += pragmas + "&_pragma=synchronous(" + syncMode + ")"
 
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -185,57 +192,111 @@ func (s *Store) emptyJournal() error {
 }
 
 // prepareFolder makes the data folder if needed, locks it, checks that its
-// database file, if any, is one, and returns the file's path.
-func (s *Store) prepareFolder() (string, error) {
+// database file, if any, is one, and returns the file's path; fresh says
+// there is none yet.
+func (s *Store) prepareFolder() (path string, fresh bool, err error) {
 	if err := os.MkdirAll(s.folder, 0o755); err != nil {
-		return "", core.Errorf(core.EINVALID, "data folder %q cannot be made: %v", s.folder, oneLine(err))
+		return "", false, core.Errorf(core.EINVALID, "data folder %q cannot be made: %v", s.folder, oneLine(err))
 	}
 	unlock, err := lockFolder(filepath.Join(s.folder, lockName))
 	if errors.Is(err, errLocked) {
-		return "", core.Errorf(core.ERESOURCELOCKED, "data folder %q is in use by another lapse process%s", s.folder, lockHolder(filepath.Join(s.folder, lockName)))
+		return "", false, core.Errorf(core.ERESOURCELOCKED, "data folder %q is in use by another lapse process%s", s.folder, lockHolder(filepath.Join(s.folder, lockName)))
 	}
 	if err != nil {
-		return "", core.Errorf(core.EINVALID, "data folder %q cannot be locked: %v", s.folder, oneLine(err))
+		return "", false, core.Errorf(core.EINVALID, "data folder %q cannot be locked: %v", s.folder, oneLine(err))
 	}
 	s.unlock = unlock
 
-	path, err := filepath.Abs(filepath.Join(s.folder, dbName))
+	path, err = filepath.Abs(filepath.Join(s.folder, dbName))
 	if err != nil {
-		return "", core.Errorf(core.EINVALID, "data folder %q: %v", s.folder, oneLine(err))
+		return "", false, core.Errorf(core.EINVALID, "data folder %q: %v", s.folder, oneLine(err))
 	}
-	if err := checkDBFile(path); err != nil {
-		return "", core.Errorf(core.EINVALID, "data folder %q cannot be used: %v", s.folder, err)
+	if fresh, err = checkDBFile(path); err != nil {
+		return "", false, core.Errorf(core.EINVALID, "data folder %q cannot be used: %v", s.folder, err)
 	}
-	return path, nil
+	return path, fresh, nil
+}
+
+// createDB makes the database of a data folder that has none at path,
+// with the latest schema. Switching a new database to WAL and writing its
+// schema took five fsyncs; it is written under another name without a
+// sync, then synced once and renamed to path, and the folder synced: two
+// fsyncs, and path is never a database half made, whenever the machine
+// stops (issue 25.9). A file left under the other name by a start that
+// stopped on the way is made anew.
+func createDB(ctx context.Context, path, pragmas, folder string) error {
+	tmp := path + ".new"
+	for _, f := range []string{tmp, tmp + "-journal", tmp + "-wal"} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	db, err := sql.Open("sqlite", "file:"+uriEscape(tmp)+pragmas+"&_pragma=synchronous(OFF)")
+	if err != nil {
+		return err
+	}
+	conn, err := db.Conn(ctx)
+	if err == nil {
+		err = migrate(ctx, conn, folder)
+		// Closing the last connection copies the WAL into the file and
+		// removes it.
+		err = errors.Join(err, conn.Close())
+	}
+	if err = errors.Join(err, db.Close()); err != nil {
+		return err
+	}
+	if err := syncFile(tmp); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	// Windows cannot sync a folder: there the rename is as lasting as its
+	// file system makes it.
+	if err := syncFile(filepath.Dir(path)); err != nil && runtime.GOOS != "windows" {
+		return err
+	}
+	return nil
+}
+
+// syncFile fsyncs the file or folder name.
+func syncFile(name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	return errors.Join(err, f.Close())
 }
 
 // checkDBFile checks that the database file, if there is one, can be read
 // and written and starts as a SQLite database does, so that the error says
-// what is wrong rather than SQLite's "unable to open database file".
-func checkDBFile(path string) error {
+// what is wrong rather than SQLite's "unable to open database file". fresh
+// is true when there is none: SQLite makes it.
+func checkDBFile(path string) (fresh bool, err error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return true, nil
 	}
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
-			return fmt.Errorf("%s: %v", dbName, pe.Err)
+			return false, fmt.Errorf("%s: %v", dbName, pe.Err)
 		}
-		return err
+		return false, err
 	}
 	defer f.Close()
 	header := make([]byte, 16)
 	n, err := io.ReadFull(f, header)
 	switch {
 	case n == 0 && (err == io.EOF || err == nil):
-		return nil // empty: SQLite makes a database in it
+		return false, nil // empty: SQLite makes a database in it
 	case err != nil && err != io.ErrUnexpectedEOF:
-		return fmt.Errorf("%s: %v", dbName, oneLine(err))
+		return false, fmt.Errorf("%s: %v", dbName, oneLine(err))
 	case !bytes.Equal(header[:n], []byte("SQLite format 3\x00")):
-		return fmt.Errorf("%s is not a SQLite database", dbName)
+		return false, fmt.Errorf("%s is not a SQLite database", dbName)
 	}
-	return nil
+	return false, nil
 }
 
 // openError turns an error met while opening into the one-line error Open

@@ -26,7 +26,7 @@ type process struct {
 var listening = regexp.MustCompile(`msg=listening listener=control addr=(\S+)`)
 
 // MustBuild builds the lapse binary into a temporary folder.
-func MustBuild(t *testing.T) string {
+func MustBuild(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
