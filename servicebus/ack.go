@@ -1,11 +1,17 @@
 package servicebus
 
 import (
-	"context"
-
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/servicebus/amqp"
 )
+
+// maxPendingAcks bounds the outcomes waiting for their commits: past it
+// the connection's reader waits, which holds back a client that sends
+// faster than lapse commits.
+const maxPendingAcks = 4096
+
+// ackBatch is the most outcomes the acker waits for and answers at a time.
+const ackBatch = 256
 
 // pendingAck is the outcome of a delivery the client sent, to be told once
 // what it stored is committed.
@@ -17,7 +23,9 @@ type pendingAck struct {
 }
 
 // reply queues the outcome of delivery id; a delivery the client settled
-// itself gets none.
+// itself gets none. Only the connection's reader calls it. The queue grows
+// with what is pending and an acker runs only while something is: an idle
+// connection holds neither (issue 25.8).
 func (c *conn) reply(l *link, id uint32, settled bool, commits []*core.Commit, err error) {
 	if err != nil {
 		c.log.Debug("a delivery was refused", "delivery", id, "err", err)
@@ -25,52 +33,68 @@ func (c *conn) reply(l *link, id uint32, settled bool, commits []*core.Commit, e
 	if settled {
 		return
 	}
-	c.ackOnce.Do(func() {
-		c.acks = make(chan pendingAck, 4096)
+	c.ackMu.Lock()
+	for len(c.acks) >= maxPendingAcks && !c.ackStopped {
+		c.ackRoom.Wait()
+	}
+	if c.ackStopped {
+		c.ackMu.Unlock()
+		return
+	}
+	c.acks = append(c.acks, pendingAck{l: l, id: id, commits: commits, err: err})
+	start := !c.acking
+	c.acking = true
+	c.ackMu.Unlock()
+	if start {
+		// The reader is the one that waits for c.wg in shutdown: this Add
+		// comes before that Wait.
 		c.wg.Add(1)
 		go c.acker()
-	})
-	select {
-	case c.acks <- pendingAck{l: l, id: id, commits: commits, err: err}:
-	case <-c.done:
 	}
+}
+
+// stopAcks ends the wait of reply for room and drops what is queued from
+// then on; shutdown calls it.
+func (c *conn) stopAcks() {
+	c.ackMu.Lock()
+	c.ackStopped = true
+	c.ackRoom.Broadcast()
+	c.ackMu.Unlock()
 }
 
 // acker waits for the commits of each queued delivery in turn and sends
 // its disposition; consecutive accepted deliveries of a session share one.
+// It returns once the queue is empty, letting go of it.
 func (c *conn) acker() {
 	defer c.wg.Done()
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		<-c.done
-		cancel()
-	}()
-	batch := make([]pendingAck, 0, 256)
+	var spare []pendingAck
 	for {
-		batch = batch[:0]
-		select {
-		case <-c.done:
+		c.ackMu.Lock()
+		if len(c.acks) == 0 || c.ackStopped {
+			c.acks, c.acking = nil, false
+			c.ackMu.Unlock()
 			return
-		case a := <-c.acks:
-			batch = append(batch, a)
 		}
-	more:
-		for len(batch) < cap(batch) {
-			select {
-			case a := <-c.acks:
-				batch = append(batch, a)
-			default:
-				break more
-			}
+		n := min(len(c.acks), ackBatch)
+		batch := c.acks[:n:n]
+		if n == len(c.acks) {
+			c.acks = spare // the batch before this one's, answered
+		} else {
+			c.acks = c.acks[n:]
 		}
+		c.ackRoom.Broadcast()
+		c.ackMu.Unlock()
 		for i := range batch {
 			a := &batch[i]
 			if a.err != nil {
 				continue
 			}
 			for _, cm := range a.commits {
-				if err := cm.Wait(ctx); err != nil {
-					if ctx.Err() != nil {
+				if err := cm.Wait(c.ctx); err != nil {
+					if c.ctx.Err() != nil {
+						c.ackMu.Lock()
+						c.acks, c.acking = nil, false
+						c.ackMu.Unlock()
 						return
 					}
 					a.err = core.Errorf(core.EINTERNAL, "commit: %v", err)
@@ -101,5 +125,7 @@ func (c *conn) acker() {
 			a.l.ss.writeFor(a.l, d)
 			i = j
 		}
+		clear(batch)
+		spare = batch[:0]
 	}
 }
