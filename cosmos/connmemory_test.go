@@ -27,6 +27,10 @@ const idleConns = 1000
 // memory, heap and goroutine stacks together (issue 25.8).
 const maxIdleConnBytes = 64 << 10
 
+// maxIdleConnGoroutines is how many goroutines an idle connection runs:
+// the HTTP server's for the connection; each costs its stack.
+const maxIdleConnGoroutines = 1
+
 // memInUse is the heap and goroutine stacks in use after two collections,
 // and the number of goroutines.
 func memInUse() (bytes uint64, goroutines int) {
@@ -125,7 +129,8 @@ var idleKinds = []struct {
 }{{"HTTP", false}, {"HTTPS", true}}
 
 // issue 25.8: an idle keep-alive connection that has served a request
-// holds under 64 KB of the server's heap and stacks.
+// holds under 64 KB of the server's heap and stacks, and runs at most
+// maxIdleConnGoroutines goroutines.
 func TestIdleConnectionMemory(t *testing.T) {
 	for _, k := range idleKinds {
 		t.Run(k.name, func(t *testing.T) {
@@ -134,6 +139,9 @@ func TestIdleConnectionMemory(t *testing.T) {
 			if perConn > maxIdleConnBytes {
 				t.Errorf("an idle connection holds %.0f bytes of heap and stacks (%.1f goroutines), want at most %d",
 					perConn, goroutines, maxIdleConnBytes)
+			}
+			if goroutines > maxIdleConnGoroutines {
+				t.Errorf("an idle connection runs %.1f goroutines, want at most %d", goroutines, maxIdleConnGoroutines)
 			}
 		})
 	}

@@ -21,6 +21,10 @@ const idleConns = 1000
 // memory, heap and goroutine stacks together (issue 25.8).
 const maxIdleConnBytes = 64 << 10
 
+// maxIdleConnGoroutines is how many goroutines an idle connection runs:
+// its reader, its writer and its heartbeats; each costs its stack.
+const maxIdleConnGoroutines = 3
+
 // memInUse is the heap and goroutine stacks in use after two collections,
 // and the number of goroutines.
 func memInUse() (bytes uint64, goroutines int) {
@@ -127,7 +131,7 @@ var idleKinds = []struct {
 
 // issue 25.8: an idle connection (open, with one channel, which may have
 // published a message in confirm mode) holds under 64 KB of the server's
-// heap and stacks.
+// heap and stacks, and runs at most maxIdleConnGoroutines goroutines.
 func TestIdleConnectionMemory(t *testing.T) {
 	for _, k := range idleKinds {
 		t.Run(k.name, func(t *testing.T) {
@@ -136,6 +140,9 @@ func TestIdleConnectionMemory(t *testing.T) {
 			if perConn > maxIdleConnBytes {
 				t.Errorf("an idle connection holds %.0f bytes of heap and stacks (%.1f goroutines), want at most %d",
 					perConn, goroutines, maxIdleConnBytes)
+			}
+			if goroutines > maxIdleConnGoroutines {
+				t.Errorf("an idle connection runs %.1f goroutines, want at most %d", goroutines, maxIdleConnGoroutines)
 			}
 		})
 	}

@@ -23,6 +23,10 @@ const idleConns = 1000
 // memory, heap and goroutine stacks together (issue 25.8).
 const maxIdleConnBytes = 64 << 10
 
+// maxIdleConnGoroutines is how many goroutines an idle connection runs:
+// its reader and its writer; each costs its stack.
+const maxIdleConnGoroutines = 2
+
 // memInUse is the heap and goroutine stacks in use after two collections,
 // and the number of goroutines.
 func memInUse() (bytes uint64, goroutines int) {
@@ -124,13 +128,16 @@ func idleConnCost(tb testing.TB, n int) (bytesPerConn, goroutinesPerConn float64
 
 // issue 25.8: an idle connection (a session, a sender link, one message
 // sent unsettled and acknowledged) holds under 64 KB of the server's heap
-// and stacks.
+// and stacks, and runs at most maxIdleConnGoroutines goroutines.
 func TestIdleConnectionMemory(t *testing.T) {
 	perConn, goroutines := idleConnCost(t, idleConns)
 	t.Logf("an idle connection: %.0f bytes of heap and stacks, %.1f goroutines", perConn, goroutines)
 	if perConn > maxIdleConnBytes {
 		t.Errorf("an idle connection holds %.0f bytes of heap and stacks (%.1f goroutines), want at most %d",
 			perConn, goroutines, maxIdleConnBytes)
+	}
+	if goroutines > maxIdleConnGoroutines {
+		t.Errorf("an idle connection runs %.1f goroutines, want at most %d", goroutines, maxIdleConnGoroutines)
 	}
 }
 
