@@ -121,3 +121,60 @@ func BenchmarkDeadLetterOnExpiry(b *testing.B) {
 		b.Fatalf("%d dead-lettered, want %d", n, b.N)
 	}
 }
+
+// BenchmarkPublishConfirmEach publishes b.N transient messages on a channel
+// in confirm mode, waiting for each one's basic.ack before the next.
+func BenchmarkPublishConfirmEach(b *testing.B) {
+	f := MustServer(b)
+	pub := f.MustChannel()
+	MustDeclare(b, pub, "bench", nil)
+	if err := pub.Confirm(false); err != nil {
+		b.Fatal(err)
+	}
+	body := make([]byte, 100)
+	b.ReportAllocs()
+	for b.Loop() {
+		dc, err := pub.PublishWithDeferredConfirmWithContext(context.Background(), "", "bench", false, false, amqp.Publishing{Body: body})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !dc.Wait() {
+			b.Fatal("nacked")
+		}
+	}
+}
+
+// BenchmarkPublishConfirmWindow publishes b.N transient messages on a
+// channel in confirm mode with up to 1,000 unconfirmed at a time, so that
+// confirms queue up behind one another.
+func BenchmarkPublishConfirmWindow(b *testing.B) {
+	f := MustServer(b)
+	pub := f.MustChannel()
+	MustDeclare(b, pub, "bench", nil)
+	if err := pub.Confirm(false); err != nil {
+		b.Fatal(err)
+	}
+	const window = 1000
+	confirms := pub.NotifyPublish(make(chan amqp.Confirmation, window))
+	body := make([]byte, 100)
+	b.ReportAllocs()
+	b.ResetTimer()
+	acked := 0
+	for i := range b.N {
+		if i-acked >= window {
+			if c := <-confirms; !c.Ack {
+				b.Fatal("nacked")
+			}
+			acked++
+		}
+		if err := pub.PublishWithContext(context.Background(), "", "bench", false, false, amqp.Publishing{Body: body}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for ; acked < b.N; acked++ {
+		if c := <-confirms; !c.Ack {
+			b.Fatal("nacked")
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msg/s")
+}

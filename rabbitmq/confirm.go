@@ -1,6 +1,8 @@
 package rabbitmq
 
 import (
+	"sync"
+
 	"context"
 
 	"github.com/lapse-emulator/lapse/core"
@@ -16,10 +18,15 @@ import (
 // more, a publisher most likely waits for this very confirm: the
 // connection's goroutine then confirms it itself (now), rather than
 // handing it to the confirmer's goroutine and that goroutine waking.
+//
+// The confirms handed over wait in a queue that grows with them, and the
+// goroutine that sends them runs only while some wait: a channel in
+// confirm mode that publishes nothing holds neither (issue 25.8).
 type confirmer struct {
-	ch   *channel
-	in   chan confirmReq
-	stop func()
+	ch     *channel
+	ctx    context.Context // ends with stop
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the run goroutine
 
 	mu lockorder.Mutex
 	// pending counts the confirms queued and not yet sent; lastSent is the
@@ -27,7 +34,19 @@ type confirmer struct {
 	// 0) owns lastSent until pending is back to 0.
 	pending  int
 	lastSent uint64
+	// queue holds the confirms add handed over that run has not taken;
+	// running is set while run goes; room is signalled when run takes
+	// from queue, and by stop.
+	queue   []confirmReq
+	running bool
+	stopped bool
+	room    sync.Cond
 }
+
+// maxQueuedConfirms bounds the confirms waiting for the confirmer: past it
+// the connection's reader waits, which holds back a publisher that goes
+// faster than lapse commits.
+const maxQueuedConfirms = 4096
 
 type confirmReq struct {
 	seq    uint64
@@ -36,28 +55,63 @@ type confirmReq struct {
 }
 
 func newConfirmer(ch *channel) *confirmer {
-	cf := &confirmer{ch: ch, in: make(chan confirmReq, 4096)}
-	ctx, cancel := context.WithCancel(context.Background())
-	exited := make(chan struct{})
-	// stop returns once the confirmer has sent its last frame: the
-	// channel's close-ok, written after, is the last frame of the channel
-	// (amqp091-go closes the whole connection on a method for a channel
-	// it has let go).
-	cf.stop = func() {
-		cancel()
-		<-exited
-	}
-	ch.c.s.wg.Add(1)
-	go cf.run(ctx, exited)
+	cf := &confirmer{ch: ch}
+	cf.ctx, cf.cancel = context.WithCancel(context.Background())
+	cf.room.L = &cf.mu
 	return cf
 }
 
-// add queues the confirm of publish seq.
+// stop returns once the confirmer has sent its last frame: the channel's
+// close-ok, written after, is the last frame of the channel (amqp091-go
+// closes the whole connection on a method for a channel it has let go).
+// Confirms added after it are dropped.
+func (cf *confirmer) stop() {
+	cf.mu.Lock()
+	cf.stopped = true
+	cf.cancel()
+	cf.room.Broadcast()
+	cf.mu.Unlock()
+	cf.wg.Wait() // no Add after stopped is set
+}
+
+// add queues the confirm of publish seq, starting the goroutine that sends
+// it unless it runs. The connection's reader calls it.
 func (cf *confirmer) add(seq uint64, commit *core.Commit, nack bool) {
 	cf.mu.Lock()
+	for len(cf.queue) >= maxQueuedConfirms && !cf.stopped {
+		cf.room.Wait()
+	}
+	if cf.stopped {
+		cf.mu.Unlock()
+		return
+	}
 	cf.pending++
+	cf.queue = append(cf.queue, confirmReq{seq: seq, commit: commit, nack: nack})
+	if !cf.running {
+		cf.running = true
+		cf.wg.Add(1)
+		// The connection, which the server waits for, counts already.
+		cf.ch.c.s.wg.Add(1)
+		go cf.run()
+	}
 	cf.mu.Unlock()
-	cf.in <- confirmReq{seq: seq, commit: commit, nack: nack}
+}
+
+// take returns what is queued, giving the queue spare's room in exchange.
+// When nothing is and last, run is ending: it lets go of the queue.
+func (cf *confirmer) take(spare []confirmReq, last bool) []confirmReq {
+	cf.mu.Lock()
+	defer cf.mu.Unlock()
+	if len(cf.queue) == 0 {
+		if last {
+			cf.queue, cf.running = nil, false
+		}
+		return nil
+	}
+	q := cf.queue
+	cf.queue = spare[:0]
+	cf.room.Broadcast()
+	return q
 }
 
 // now confirms publish seq on the caller's goroutine once its writes are
@@ -94,66 +148,69 @@ func (cf *confirmer) send(m wire.Method) {
 	cf.ch.c.w.writeNow(func(b []byte) []byte { return wire.AppendMethodFrame(b, cf.ch.id, m) })
 }
 
-// run sends the queued confirms until ctx ends, and nothing after.
-func (cf *confirmer) run(ctx context.Context, exited chan struct{}) {
+// run sends the queued confirms until none is left or stop; it returns
+// then, and sends nothing after stop.
+func (cf *confirmer) run() {
 	defer cf.ch.c.s.wg.Done()
-	defer close(exited)
+	defer cf.wg.Done()
+	ctx := cf.ctx
 	var acked, lastSent uint64 // acked: highest seq ready to ack; lastSent: highest seq confirmed
-	taken := 0                 // requests taken since pending was last lowered
 	flush := func() {
 		if acked > lastSent && ctx.Err() == nil {
 			cf.send(&wire.BasicAck{DeliveryTag: acked, Multiple: acked > lastSent+1})
 			lastSent = acked
 		}
 	}
+	var spare []confirmReq
 	for {
-		var r confirmReq
-		select {
-		case r = <-cf.in:
-		case <-ctx.Done():
+		batch := cf.take(spare, true)
+		if batch == nil {
 			return
 		}
 		if ctx.Err() != nil {
-			return // both were ready
+			return
 		}
 		// pending > 0 from add until this batch is sent: now stays out and
 		// lastSent is this goroutine's.
 		cf.mu.Lock()
 		acked, lastSent = cf.lastSent, cf.lastSent
 		cf.mu.Unlock()
-		for {
-			taken++
-			nack := r.nack
-			if r.commit != nil && r.commit.Wait(ctx) != nil {
-				if ctx.Err() != nil {
-					return
+		taken := 0 // requests taken since pending was last lowered
+		for batch != nil {
+			for _, r := range batch {
+				taken++
+				nack := r.nack
+				if r.commit != nil && r.commit.Wait(ctx) != nil {
+					if ctx.Err() != nil {
+						return
+					}
+					nack = true
 				}
-				nack = true
-			}
-			if nack {
-				flush()
-				if ctx.Err() != nil {
-					return
+				if nack {
+					flush()
+					if ctx.Err() != nil {
+						return
+					}
+					cf.ch.send(&wire.BasicNack{DeliveryTag: r.seq})
+					lastSent = r.seq
+					acked = r.seq
+				} else {
+					acked = r.seq
 				}
-				cf.ch.send(&wire.BasicNack{DeliveryTag: r.seq})
-				lastSent = r.seq
-				acked = r.seq
-			} else {
-				acked = r.seq
 			}
-			select {
-			case r = <-cf.in:
-				continue
-			default:
+			clear(batch)
+			spare = batch
+			// what was queued meanwhile goes in the same basic.ack
+			batch = cf.take(spare, false)
+			if batch != nil {
+				spare = nil
 			}
-			break
 		}
 		flush()
 		cf.mu.Lock()
 		cf.lastSent = lastSent
 		cf.pending -= taken
 		cf.mu.Unlock()
-		taken = 0
 	}
 }
 

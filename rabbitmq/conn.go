@@ -70,7 +70,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	c := &conn{s: s, nc: nc, log: s.log().With("conn", id, "remote", nc.RemoteAddr().String()),
 		w: newFrameWriter(nc), channels: map[uint16]*channel{},
 		frameMax: serverFrameMax, closed: make(chan struct{}), connectedAt: s.now()}
-	c.r = wire.NewReader(countingReader{nc, &c.octetsRead})
+	c.r = wire.NewPooledReader(countingReader{nc, &c.octetsRead}, &s.readBufs)
 	return c
 }
 

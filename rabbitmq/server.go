@@ -10,6 +10,7 @@ import (
 
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/internal/lockorder"
+	"github.com/lapse-emulator/lapse/rabbitmq/wire"
 )
 
 // Config configures a Server.
@@ -50,6 +51,8 @@ type Server struct {
 	patterns patternCache
 
 	conns sync.Map // *conn -> struct{}
+	// readBufs lends the connections' readers their read-ahead buffers.
+	readBufs wire.BufferPool
 	// connsMu guards nconn and closed; a connection is registered (wg.Add,
 	// conns) under it, so that Close, which sets closed under it, finds
 	// every connection it let in.

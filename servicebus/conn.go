@@ -1,8 +1,8 @@
 package servicebus
 
 import (
-	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -32,23 +32,32 @@ const (
 )
 
 // conn is one AMQP 1.0 connection: one goroutine reads and dispatches
-// frames, one writes what the others queue.
+// frames, one writes what the others queue and the empty frames that keep
+// the connection alive; while deliveries the client sent wait for their
+// commits, an acker answers them (ack.go). Each goroutine costs its stack:
+// an idle connection runs two (issue 25.8).
 type conn struct {
 	s   *Server
 	nc  net.Conn
 	id  uint64
 	log *slog.Logger
-	br  *bufio.Reader
+	br  connReader
 
 	wmu       lockorder.Mutex // guards wbuf
 	wbuf      []byte
 	iomu      lockorder.Mutex // keeps writes to nc in the order they were queued
 	wsig      chan struct{}
 	lastWrite atomic.Int64 // unix nanoseconds, real time
+	// keepAlive is the interval of the empty frames the writer sends
+	// when nothing else was written for as long, 0 for none (open).
+	keepAlive atomic.Int64
 
 	done      chan struct{}
 	closeOnce sync.Once
 	wg        sync.WaitGroup
+	// ctx ends with the connection, for waits on commits.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	peerMaxFrame uint32
 	hostname     string
@@ -60,8 +69,13 @@ type conn struct {
 	amu    lockorder.Mutex
 	claims []claim
 
-	ackOnce sync.Once
-	acks    chan pendingAck
+	// The outcomes of deliveries the client sent unsettled, waiting for
+	// their commits (ack.go); acking is set while an acker runs.
+	ackMu      lockorder.Mutex
+	ackRoom    sync.Cond // signalled when the acker takes from acks
+	acks       []pendingAck
+	acking     bool
+	ackStopped bool
 
 	// held are the session receivers that hold a session, by link name
 	// (sessionlink.go).
@@ -80,15 +94,18 @@ type claim struct {
 
 func (s *Server) newConn(nc net.Conn) *conn {
 	id := s.nconn.Add(1)
-	return &conn{
-		s: s, nc: nc, id: id,
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &conn{
+		s: s, nc: nc, id: id, ctx: ctx, cancel: cancel,
 		log:          s.log().With("conn", id, "remote", nc.RemoteAddr().String()),
-		br:           bufio.NewReaderSize(nc, 64*1024),
 		wsig:         make(chan struct{}, 1),
 		done:         make(chan struct{}),
 		peerMaxFrame: 512,
 		sessions:     map[uint16]*session{},
 	}
+	c.br = connReader{rd: nc, pool: &s.readBufs}
+	c.ackRoom.L = &c.ackMu
+	return c
 }
 
 // serve runs the connection until it closes.
@@ -103,7 +120,7 @@ func (c *conn) serve(header [8]byte) {
 			c.log.Debug("SASL failed", "err", err)
 			return
 		}
-		if _, err := io.ReadFull(c.br, header[:]); err != nil {
+		if _, err := io.ReadFull(&c.br, header[:]); err != nil {
 			return
 		}
 	}
@@ -138,7 +155,7 @@ func (s *Server) Connections() int {
 func (c *conn) sasl() error {
 	c.rawWrite(amqp.HeaderSASL[:])
 	c.writeFrame(amqp.FrameSASL, 0, &amqp.SASLMechanisms{Mechanisms: []amqp.Symbol{"ANONYMOUS", "PLAIN", "MSSBCBS"}})
-	f, _, err := amqp.ReadFrame(c.br, nil, ourMaxFrameSize)
+	f, _, err := amqp.ReadFrame(&c.br, nil, ourMaxFrameSize)
 	if err != nil {
 		return err
 	}
@@ -172,7 +189,7 @@ func (c *conn) sasl() error {
 
 // open exchanges open frames.
 func (c *conn) open() error {
-	f, _, err := amqp.ReadFrame(c.br, nil, ourMaxFrameSize)
+	f, _, err := amqp.ReadFrame(&c.br, nil, ourMaxFrameSize)
 	if err != nil {
 		return err
 	}
@@ -187,6 +204,14 @@ func (c *conn) open() error {
 		c.peerMaxFrame = ourMaxFrameSize
 	}
 	c.hostname = o.Hostname
+	if o.IdleTimeOut > 0 {
+		// set before our open is queued, so that the writer, woken for
+		// it, finds it
+		every := time.Duration(o.IdleTimeOut) * time.Millisecond / 2
+		every = min(every, maxKeepAlive)
+		every = max(every, 100*time.Millisecond)
+		c.keepAlive.Store(int64(every))
+	}
 	props := amqp.Map{
 		{Key: amqp.Symbol("product"), Value: "lapse"},
 		{Key: amqp.Symbol("version"), Value: c.s.cfg.Version},
@@ -200,23 +225,27 @@ func (c *conn) open() error {
 		IdleTimeOut:  uint32(ourIdleTimeout / time.Millisecond),
 		Properties:   props,
 	})
-	if o.IdleTimeOut > 0 {
-		every := time.Duration(o.IdleTimeOut) * time.Millisecond / 2
-		every = min(every, maxKeepAlive)
-		every = max(every, 100*time.Millisecond)
-		c.wg.Add(1)
-		go c.keepAlive(every)
-	}
 	return nil
 }
+
+// maxIdleFrameBuffer is the largest frame buffer a connection keeps while
+// it waits for its next frame; a larger one, which a large message made,
+// goes (issue 25.8).
+const maxIdleFrameBuffer = 4 << 10
 
 // readLoop reads frames until the connection ends.
 func (c *conn) readLoop() {
 	var buf []byte
 	for {
 		c.nc.SetReadDeadline(time.Now().Add(2 * ourIdleTimeout))
-		f, b, err := amqp.ReadFrame(c.br, buf, ourMaxFrameSize)
-		buf = b
+		if c.br.buffered() == 0 && cap(buf) > maxIdleFrameBuffer {
+			buf = nil
+		}
+		var f amqp.Frame
+		err := c.br.wait()
+		if err == nil {
+			f, buf, err = amqp.ReadFrame(&c.br, buf, ourMaxFrameSize)
+		}
 		if err != nil {
 			var de *amqp.DecodeError
 			if errors.As(err, &de) {
@@ -316,26 +345,6 @@ func (c *conn) endSession(ch uint16) {
 	}
 }
 
-// keepAlive sends empty frames when nothing else was written for a while.
-func (c *conn) keepAlive(every time.Duration) {
-	defer c.wg.Done()
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.done:
-			return
-		case <-t.C:
-			if time.Since(time.Unix(0, c.lastWrite.Load())) >= every {
-				c.wmu.Lock()
-				c.wbuf, _ = amqp.AppendFrame(c.wbuf, amqp.FrameAMQP, 0, nil, nil)
-				c.wmu.Unlock()
-				c.kick()
-			}
-		}
-	}
-}
-
 // writeFrame queues a frame for the writer.
 func (c *conn) writeFrame(typ amqp.FrameType, ch uint16, p amqp.Performative) {
 	c.wmu.Lock()
@@ -418,16 +427,38 @@ func (c *conn) flushNow() {
 	}
 }
 
-// writer writes queued frames, as many as have gathered at a time.
+// writer writes queued frames, as many as have gathered at a time, and an
+// empty frame when nothing else was written for the keep-alive interval.
 func (c *conn) writer() {
 	defer c.wg.Done()
 	var spare []byte
+	var ticker *time.Ticker
+	defer func() {
+		if ticker != nil {
+			ticker.Stop()
+		}
+	}()
+	var tick <-chan time.Time // nil until the keep-alive interval is known
+	var every time.Duration
 	for {
 		select {
 		case <-c.done:
 			c.flushNow()
 			return
 		case <-c.wsig:
+		case <-tick:
+			if time.Since(time.Unix(0, c.lastWrite.Load())) < every {
+				continue
+			}
+			c.wmu.Lock()
+			c.wbuf, _ = amqp.AppendFrame(c.wbuf, amqp.FrameAMQP, 0, nil, nil)
+			c.wmu.Unlock()
+		}
+		if tick == nil {
+			if every = time.Duration(c.keepAlive.Load()); every > 0 {
+				ticker = time.NewTicker(every)
+				tick = ticker.C
+			}
 		}
 		c.iomu.Lock()
 		c.wmu.Lock()
@@ -471,6 +502,8 @@ func (c *conn) forceClose(reason string) {
 // shutdown ends every session and waits for the connection's goroutines.
 func (c *conn) shutdown() {
 	c.closeOnce.Do(func() { close(c.done) })
+	c.cancel()
+	c.stopAcks()
 	c.nc.Close()
 	c.smu.Lock()
 	ss := make([]*session, 0, len(c.sessions))
@@ -483,6 +516,7 @@ func (c *conn) shutdown() {
 		s.stop()
 	}
 	c.wg.Wait()
+	c.br.release()
 	c.log.Debug("connection closed")
 }
 

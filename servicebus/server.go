@@ -78,7 +78,9 @@ type Server struct {
 	schedPrune int
 
 	conns sync.Map // *conn -> struct{}
-	nconn atomic.Uint64
+	// readBufs are the connections' read-ahead buffers (readbuf.go).
+	readBufs readBuffers
+	nconn    atomic.Uint64
 	// connsMu guards closed; a connection is registered (wg.Add, conns)
 	// under it, so that Close, which sets closed under it, finds every
 	// connection it let in.

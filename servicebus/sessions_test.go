@@ -439,7 +439,9 @@ func TestPendingSessionReceiverOfDeletedQueueIsRefused(t *testing.T) {
 	f := MustServer(t)
 	f.sessionQueue("sq", nil)
 	raw := MustSession(t, f.MustDialAMQP(t, "sq"))
+	deleted := make(chan struct{})
 	go func() {
+		defer close(deleted)
 		time.Sleep(200 * time.Millisecond) // let the accept wait
 		f.MustDeleteQueue(t, "sq")
 	}()
@@ -448,6 +450,9 @@ func TestPendingSessionReceiverOfDeletedQueueIsRefused(t *testing.T) {
 		Filters:    []amqp.LinkFilter{amqp.NewLinkFilter("com.microsoft:session-filter", 0x137000000C, nil)},
 		Properties: map[string]any{"com.microsoft:timeout": uint32(30000)},
 	})
+	// The refusal may reach the client before the DELETE's answer: the
+	// test must not end (which cancels the DELETE's context) before it.
+	<-deleted
 	if remoteErr(err) != "amqp:not-found" {
 		t.Fatalf("accept next on a queue deleted meanwhile: %v, want a detach with amqp:not-found", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sync"
 )
 
 // Frame types, the frame-end octet (§4.2.3) and frame-min-size, the
@@ -36,12 +37,18 @@ const frameSizeFudge = 8
 // one read from the connection serves many ReadFrame calls.
 const readBufferSize = 32 << 10
 
+// waitBufferSize is what a pooled Reader reads into while it waits for a
+// frame: a small frame (a method without content, a heartbeat) arrives in
+// it whole.
+const waitBufferSize = 512
+
 // contentHeaderSize is the fixed part of a content header payload: class
 // id, weight and body size (§4.2.6.1).
 const contentHeaderSize = 12
 
 // Frame is one frame (§4.2.3). Payload aliases the Reader's buffer and is
-// valid only until the next call on the Reader.
+// valid only until the next call on the Reader, which may give the buffer
+// back to its pool.
 type Frame struct {
 	Type    uint8
 	Channel uint16
@@ -57,6 +64,24 @@ type Reader struct {
 	r, w int    // buf[r:w] is read but not yet returned
 	max  uint64 // the largest whole frame accepted
 	err  *Error // a protocol fault: the stream is out of step for good
+
+	// A pooled Reader's buffer is small while nothing read is left to
+	// return, else lent (from pool) or one of its own for a frame larger
+	// than the pool's buffers.
+	pool  *BufferPool
+	lent  *[]byte
+	small [waitBufferSize]byte
+}
+
+// BufferPool lends pooled Readers their read-ahead buffers.
+type BufferPool struct{ p sync.Pool }
+
+func (p *BufferPool) get() *[]byte {
+	if b, ok := p.p.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, readBufferSize)
+	return &b
 }
 
 // Buffered is how many bytes were read from the stream and not yet
@@ -69,6 +94,56 @@ func NewReader(rd io.Reader) *Reader {
 	r := &Reader{rd: rd, buf: make([]byte, readBufferSize)}
 	r.SetMaxFrame(0)
 	return r
+}
+
+// NewPooledReader returns a Reader like NewReader whose read-ahead buffer
+// comes from pool while frames arrive and goes back to it whenever nothing
+// read is left to return: a Reader waiting for its next frame holds only
+// a buffer of 512 bytes of its own (issue 25.8).
+func NewPooledReader(rd io.Reader, pool *BufferPool) *Reader {
+	r := &Reader{rd: rd, pool: pool}
+	r.buf = r.small[:]
+	r.SetMaxFrame(0)
+	return r
+}
+
+// release gives the lent buffer back, and one of the Reader's own for a
+// large frame goes, when nothing read is left to return; then the Reader
+// waits with its small buffer. Only a pooled Reader does.
+func (r *Reader) release() {
+	if r.pool == nil || r.r != r.w {
+		return
+	}
+	if r.lent != nil {
+		r.pool.p.Put(r.lent)
+		r.lent = nil
+	}
+	r.buf, r.r, r.w = r.small[:], 0, 0
+}
+
+// grow makes room for a frame of n octets, more than the buffer holds,
+// with what is buffered at the front. A pooled Reader takes a buffer from
+// the pool, or for a frame larger than those, one of the frame's size;
+// another Reader doubles its buffer (up to the frame limit), or more if
+// the frame needs it.
+func (r *Reader) grow(n int) {
+	var nb []byte
+	var lent *[]byte
+	switch {
+	case r.pool != nil && n <= readBufferSize:
+		lent = r.pool.get()
+		nb = *lent
+	case r.pool != nil:
+		nb = make([]byte, n)
+	default:
+		nb = make([]byte, max(n, min(2*len(r.buf), int(min(r.max, math.MaxInt32)))))
+	}
+	r.w = copy(nb, r.buf[r.r:r.w])
+	r.r = 0
+	if r.lent != nil {
+		r.pool.p.Put(r.lent)
+	}
+	r.buf, r.lent = nb, lent
 }
 
 // SetMaxFrame sets the frame limit to n, the frame-max of connection.tune-ok,
@@ -106,6 +181,7 @@ func (r *Reader) ReadFrame() (Frame, error) {
 	if r.err != nil {
 		return Frame{}, r.err
 	}
+	r.release()
 	if err := r.fill(7); err != nil {
 		return Frame{}, err
 	}
@@ -154,13 +230,11 @@ func (r *Reader) fill(n int) error {
 	}
 	if len(r.buf)-r.r < n {
 		if n > len(r.buf) {
-			nb := make([]byte, max(n, min(2*len(r.buf), int(min(r.max, math.MaxInt32)))))
-			r.w = copy(nb, r.buf[r.r:r.w])
-			r.buf = nb
+			r.grow(n)
 		} else {
 			r.w = copy(r.buf, r.buf[r.r:r.w])
+			r.r = 0
 		}
-		r.r = 0
 	}
 	for empty := 0; r.w-r.r < n; {
 		m, err := r.rd.Read(r.buf[r.w:])

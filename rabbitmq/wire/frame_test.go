@@ -53,18 +53,28 @@ func TestReadFrame(t *testing.T) {
 		"SplitInTwo": func() io.Reader { return io.MultiReader(bytes.NewReader(stream[:9]), bytes.NewReader(stream[9:])) },
 		"EmptyReads": func() io.Reader { return &stutterReader{data: stream} },
 	} {
-		t.Run(name, func(t *testing.T) {
-			r := NewReader(rd())
-			r.SetMaxFrame(8192)
-			got, err := readAll(r)
-			if err != io.EOF {
-				t.Errorf("last error %v, want io.EOF", err)
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
+		for _, pooled := range []bool{false, true} {
+			t.Run(name+map[bool]string{false: "", true: "Pooled"}[pooled], func(t *testing.T) {
+				r := newTestReader(rd(), pooled)
+				r.SetMaxFrame(8192)
+				got, err := readAll(r)
+				if err != io.EOF {
+					t.Errorf("last error %v, want io.EOF", err)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("(-want +got):\n%s", diff)
+				}
+			})
+		}
 	}
+}
+
+// newTestReader returns a Reader of rd, pooled or not.
+func newTestReader(rd io.Reader, pooled bool) *Reader {
+	if pooled {
+		return NewPooledReader(rd, &BufferPool{})
+	}
+	return NewReader(rd)
 }
 
 // stutterReader returns 0, nil before every octet it gives.
@@ -87,15 +97,17 @@ func (s *stutterReader) Read(p []byte) (int, error) {
 
 func TestReadFrameEOF(t *testing.T) {
 	_, stream := sampleFrames()
-	for cut := 1; cut < 30; cut++ {
-		r := NewReader(bytes.NewReader(stream[:cut]))
-		_, err := readAll(r)
-		want := io.ErrUnexpectedEOF
-		if cut == 20 || cut == 28 { // exactly after the first or second frame
-			want = io.EOF
-		}
-		if err != want {
-			t.Errorf("stream cut at %d: %v, want %v", cut, err, want)
+	for _, pooled := range []bool{false, true} {
+		for cut := 1; cut < 30; cut++ {
+			r := newTestReader(bytes.NewReader(stream[:cut]), pooled)
+			_, err := readAll(r)
+			want := io.ErrUnexpectedEOF
+			if cut == 20 || cut == 28 { // exactly after the first or second frame
+				want = io.EOF
+			}
+			if err != want {
+				t.Errorf("stream cut at %d (pooled %v): %v, want %v", cut, pooled, err, want)
+			}
 		}
 	}
 }
@@ -182,29 +194,39 @@ func TestReadFrameProtocolFaults(t *testing.T) {
 	}
 }
 
-// timeoutReader gives its chunks one by one, with a timeout error between
-// them.
+// timeoutReader gives its chunks one by one, each after a timeout error.
 type timeoutReader struct {
-	chunks  [][]byte
-	timeout bool
+	chunks   [][]byte
+	timedOut bool
 }
 
 func (t *timeoutReader) Read(p []byte) (int, error) {
 	if len(t.chunks) == 0 {
 		return 0, io.EOF
 	}
-	if t.timeout = !t.timeout; t.timeout {
+	if !t.timedOut {
+		t.timedOut = true
 		return 0, os.ErrDeadlineExceeded
 	}
 	n := copy(p, t.chunks[0])
-	t.chunks = t.chunks[1:]
+	if t.chunks[0] = t.chunks[0][n:]; len(t.chunks[0]) == 0 {
+		t.chunks, t.timedOut = t.chunks[1:], false
+	}
 	return n, nil
 }
 
 func TestReadFrameResumesAfterTimeout(t *testing.T) {
+	for _, pooled := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Own", true: "Pooled"}[pooled], func(t *testing.T) {
+			testReadFrameResumesAfterTimeout(t, pooled)
+		})
+	}
+}
+
+func testReadFrameResumesAfterTimeout(t *testing.T, pooled bool) {
 	want, stream := sampleFrames()
 	rd := &timeoutReader{chunks: [][]byte{stream[:3], stream[3:25], stream[25:5000], stream[5000:]}}
-	r := NewReader(rd)
+	r := newTestReader(rd, pooled)
 	var got []Frame
 	timeouts := 0
 	for {
@@ -249,15 +271,67 @@ func TestReadProtocolHeader(t *testing.T) {
 
 func TestReadFrameSteadyStateAllocatesNothing(t *testing.T) {
 	_, stream := sampleFrames()
-	r := NewReader(&loopReader{data: stream})
-	r.SetMaxFrame(8192)
-	allocs := testing.AllocsPerRun(1000, func() {
-		if _, err := r.ReadFrame(); err != nil {
-			t.Fatal(err)
+	for _, pooled := range []bool{false, true} {
+		r := newTestReader(&loopReader{data: stream}, pooled)
+		r.SetMaxFrame(8192)
+		allocs := testing.AllocsPerRun(1000, func() {
+			if _, err := r.ReadFrame(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("ReadFrame (pooled %v) allocates %v times per frame", pooled, allocs)
 		}
-	})
-	if allocs != 0 {
-		t.Errorf("ReadFrame allocates %v times per frame", allocs)
+	}
+}
+
+// issue 25.8: a pooled Reader that has returned every frame it read waits
+// for the next with its small buffer alone: the lent one went back, and
+// one made for a frame larger than the pool's buffers went too. A frame
+// that fits in the small buffer is read without a lent one.
+func TestPooledReaderLetsGoOfItsBufferWhenIdle(t *testing.T) {
+	_, stream := sampleFrames()
+	big := AppendFrame(nil, FrameBody, 1, bytes.Repeat([]byte{7}, 100_000))
+	small := AppendFrame(nil, FrameHeartbeat, 0, nil)
+	for _, tc := range []struct {
+		name   string
+		input  []byte
+		frames int
+		lends  bool // a buffer is lent while the last frame is returned
+	}{
+		{"Sample", stream, 6, true},
+		{"LargerThanThePool", big, 1, false},
+		{"Small", small, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewPooledReader(&timeoutReader{chunks: [][]byte{tc.input}}, &BufferPool{})
+			r.SetMaxFrame(131072)
+			var last Frame
+			for n := 0; n < tc.frames; n++ {
+				f, err := r.ReadFrame()
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					n--
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				last = f
+			}
+			if got := r.lent != nil; got != tc.lends {
+				t.Errorf("a lent buffer while the last frame is returned: %v, want %v", got, tc.lends)
+			}
+			if tc.name == "LargerThanThePool" && (len(last.Payload) != 100_000 || len(r.buf) != len(big)) {
+				t.Errorf("payload of %d octets in a buffer of %d, want 100000 in one of %d", len(last.Payload), len(r.buf), len(big))
+			}
+			// The next call finds nothing and waits with the small buffer.
+			if _, err := r.ReadFrame(); err != io.EOF {
+				t.Fatalf("ReadFrame after the last frame: %v, want io.EOF", err)
+			}
+			if r.lent != nil || len(r.buf) != waitBufferSize {
+				t.Errorf("waiting with a buffer of %d octets (lent %v), want the small one of %d", len(r.buf), r.lent != nil, waitBufferSize)
+			}
+		})
 	}
 }
 

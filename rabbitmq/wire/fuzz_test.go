@@ -38,10 +38,14 @@ func FuzzReadFrame(f *testing.F) {
 		cut := int(split) % (len(data) + 1)
 		whole := NewReader(bytes.NewReader(data))
 		parts := NewReader(io.MultiReader(bytes.NewReader(data[:cut]), iotestHalf(data[cut:])))
+		pooled := NewPooledReader(io.MultiReader(bytes.NewReader(data[:cut]), iotestHalf(data[cut:])), &BufferPool{})
 		want, wantErr := readAll(whole)
 		got, gotErr := readAll(parts)
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("frames read in two parts differ (-whole +parts):\n%s", diff)
+		}
+		if got, err := readAll(pooled); !sameError(wantErr, err) || !cmp.Equal(want, got) {
+			t.Fatalf("a pooled Reader read %d frames then %v; want %d then %v", len(got), err, len(want), wantErr)
 		}
 		if wantErr != io.EOF && wantErr != io.ErrUnexpectedEOF {
 			checkCodecError(t, wantErr, FrameError)
