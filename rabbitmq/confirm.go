@@ -1,9 +1,8 @@
 package rabbitmq
 
 import (
-	"sync"
-
 	"context"
+	"sync"
 
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/internal/lockorder"
