@@ -3,5 +3,5 @@
 // wiring of package server; lapsetest starts that server in-process for Go
 // tests, and cmd/lapse-bench is the benchmark client. This package holds
 // only the repository-wide tests, such as the one that keeps the import
-// arrows of DESIGN.md pointing inward.
+// arrows of docs/architecture.md pointing inward.
 package lapse

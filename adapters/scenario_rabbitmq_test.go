@@ -311,7 +311,7 @@ func TestRabbitQueueTTL_RB8(t *testing.T) {
 			t.Fatal("queue outlived x-expires though only published to")
 		}
 		s.wantEvents(q, "deleted-idle RB-8 0 due 5m at 5m")
-		check(t, "Deleted hook", []string{"//q"}, s.deleted)
+		check(t, "Deleted hook", []string{"//q"}, s.deletedIdle())
 	})
 	renews := []struct {
 		name string

@@ -404,7 +404,7 @@ func TestServiceBusAutoDeleteOnIdle_SB10(t *testing.T) {
 			t.Fatal("not deleted after 5 minutes idle")
 		}
 		s.wantEvents(q, "deleted-idle SB-10 0 due 5m at 5m")
-		check(t, "Deleted hook", []string{"q"}, s.deleted)
+		check(t, "Deleted hook", []string{"q"}, s.deletedIdle())
 	})
 	renews := []struct {
 		name string
@@ -471,7 +471,7 @@ func TestServiceBusAutoDeleteOnIdle_SB10(t *testing.T) {
 		s.wantEvents(sub, "deleted-idle SB-10 0 due 9m at 9m")
 		s.advance(4 * time.Minute)
 		s.wantEvents(topic, "deleted-idle SB-10 0 due 13m at 13m")
-		check(t, "Deleted hook", []string{"t/Subscriptions/s", "t"}, s.deleted)
+		check(t, "Deleted hook", []string{"t/Subscriptions/s", "t"}, s.deletedIdle())
 	})
 }
 

@@ -82,7 +82,19 @@ func (s *scenario) advance(d time.Duration) {
 	if err != nil {
 		s.tb.Fatal(err)
 	}
-	s.e.Advance(now)
+	if _, err := s.e.ApplyDue(context.Background(), now); err != nil {
+		s.tb.Fatal(err)
+	}
+}
+
+// deletedIdle returns the entities the Deleted hook was told of so far,
+// once the hooks queued so far have run.
+func (s *scenario) deletedIdle() []string {
+	s.tb.Helper()
+	if err := s.e.WaitHooks(context.Background()); err != nil {
+		s.tb.Fatal(err)
+	}
+	return s.deleted
 }
 
 // tick moves the clock by d without calling Advance: only the engine's own

@@ -8,7 +8,7 @@ import (
 // ClockMode is how the Clock runs.
 type ClockMode string
 
-// The clock modes (DESIGN.md control API).
+// The clock modes (docs/control-api.md).
 const (
 	ClockReal   ClockMode = "real"   // wall time
 	ClockFrozen ClockMode = "frozen" // stands still until advanced or resumed

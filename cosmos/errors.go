@@ -79,7 +79,7 @@ var (
 )
 
 // toAPIError maps lapse's errors to the service's: the one table from core
-// codes to HTTP (STYLE.md rule 5).
+// codes to HTTP (docs/architecture.md, conventions).
 func toAPIError(err error) *apiError {
 	var ae *apiError
 	if errors.As(err, &ae) {

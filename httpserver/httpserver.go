@@ -1,5 +1,5 @@
 // Package httpserver is the lifecycle every HTTP listener of lapse shares
-// (STYLE.md rule 6): Open binds at once, so that a taken port fails there
+// (docs/architecture.md, conventions): Open binds at once, so that a taken port fails there
 // (or Serve takes a listener bound already);
 // Addr is the bound address; Close is safe twice and before Open, and
 // waits for the serving goroutine. The control API, the RabbitMQ

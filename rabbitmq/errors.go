@@ -35,7 +35,7 @@ func connectionError(code uint16, format string, args ...any) *amqpError {
 }
 
 // fromCore maps an engine error to the reply RabbitMQ gives: one table for
-// the protocol (STYLE.md rule 5). Adapter errors carry RabbitMQ's own text.
+// the protocol (docs/architecture.md, conventions). Adapter errors carry RabbitMQ's own text.
 // An *amqpError, wrapped or not, is that reply: callers turn any error
 // into a reply with it rather than assert its type (issue 16.3).
 func fromCore(err error) *amqpError {

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Config is what `lapse serve` runs with: the flags of DESIGN.md, each also
+// Config is what `lapse serve` runs with: the flags of docs/cli.md, each also
 // read from its LAPSE_* environment variable (flag > environment > default).
 type Config struct {
 	// Data is the data folder; ":memory:" keeps nothing.

@@ -39,7 +39,7 @@ const (
 )
 
 // errorTable maps core's error codes to AMQP conditions and the status
-// codes of the management and CBS nodes, in one place (STYLE.md rule 5).
+// codes of the management and CBS nodes, in one place (docs/architecture.md, conventions).
 var errorTable = map[string]struct {
 	cond   amqp.Symbol
 	status int32

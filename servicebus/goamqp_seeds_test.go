@@ -29,7 +29,7 @@ const maxSeedFrame = 1 << 16
 // TestRecordClientFrames runs conversations of go-amqp and azservicebus
 // through a tap and checks that lapse's codec decodes every frame they
 // send. With -update-seeds it writes each distinct frame as a seed of
-// the codec's FuzzReadFrame (STYLE.md rule 7): recorded-goamqp-NN and
+// the codec's FuzzReadFrame (docs/architecture.md, conventions): recorded-goamqp-NN and
 // recorded-azservicebus-NN.
 func TestRecordClientFrames(t *testing.T) {
 	f := MustServer(t)

@@ -1,4 +1,4 @@
-// Package control is a client of lapse's control API (DESIGN.md), for
+// Package control is a client of lapse's control API (docs/control-api.md), for
 // lapse's own commands: lapse clock, events and healthcheck, and the
 // benchmark client.
 package control

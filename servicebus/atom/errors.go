@@ -11,8 +11,8 @@ import (
 )
 
 // errorStatus maps lapse's error codes to the management API's HTTP status
-// and the "SubCode=" text the service puts before the message (STYLE.md
-// rule 5: one table per protocol).
+// and the "SubCode=" text the service puts before the message (docs/architecture.md,
+// conventions: one table per protocol).
 var errorStatus = map[string]struct {
 	status  int
 	subcode string
