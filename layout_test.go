@@ -4,6 +4,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -125,4 +126,44 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestArchitectureIsInTheRepo keeps the design where contributors find it
+// (issue 25.10): docs/architecture.md names every top-level folder of the
+// import table, and no file cites design documents kept outside the
+// repository.
+func TestArchitectureIsInTheRepo(t *testing.T) {
+	doc, err := os.ReadFile("docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for top := range allowed {
+		if top != "" && !strings.Contains(string(doc), "\n"+top+"/") {
+			t.Errorf("docs/architecture.md's layout does not name folder %s/", top)
+		}
+	}
+	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "." || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !(strings.HasSuffix(path, ".go") || strings.HasSuffix(path, ".md")) {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, outside := range []string{"DESIGN" + ".md", "STYLE" + ".md"} {
+			if strings.Contains(string(b), outside) {
+				t.Errorf("%s cites %s, which is not in the repository: cite docs/architecture.md", path, outside)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
