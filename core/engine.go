@@ -254,6 +254,17 @@ func (e *Engine) Advance(now time.Time) (int, *Commit) {
 	return n, c
 }
 
+// WaitDurable returns once every change the engine has made so far is
+// durable, or with the error of the commit that failed, or ctx's error: a
+// front-end that answers for several engine calls at once (a topology
+// change) waits for it before it answers (EM-3).
+func (e *Engine) WaitDurable(ctx context.Context) error {
+	e.mu.Lock()
+	c := e.lastCommit
+	e.mu.Unlock()
+	return c.Wait(ctx)
+}
+
 // LastEventID returns the ID of the latest event recorded, 0 if none.
 func (e *Engine) LastEventID() uint64 {
 	e.mu.Lock()

@@ -1,6 +1,7 @@
 package rabbitmq
 
 import (
+	"context"
 	"errors"
 	"sync/atomic"
 
@@ -67,6 +68,19 @@ func (ch *channel) unreserve() { ch.unacked.Add(-1) }
 
 // send writes a method frame on the channel.
 func (ch *channel) send(m wire.Method) { ch.c.send(ch.id, m) }
+
+// sendDurable sends the reply to a change of the topology (a declare,
+// delete, bind, unbind or purge) once every change the engine made is
+// durable, as it is when RabbitMQ answers (EM-3). A failed commit closes
+// the connection: the client must not take it as done.
+func (ch *channel) sendDurable(m wire.Method) error {
+	if err := ch.c.s.e.WaitDurable(context.Background()); err != nil {
+		// Internal errors never leak their text.
+		return connectionError(wire.InternalError, "internal error")
+	}
+	ch.send(m)
+	return nil
+}
 
 // frame handles one frame of the channel.
 func (ch *channel) frame(f wire.Frame) error {
@@ -171,7 +185,9 @@ func (ch *channel) dispatch(m wire.Method) error {
 			return err
 		}
 		if !m.NoWait {
-			ch.send(&wire.ExchangeDeclareOk{})
+			if err := ch.sendDurable(&wire.ExchangeDeclareOk{}); err != nil {
+				return err
+			}
 		}
 	case *wire.ExchangeDelete:
 		if err := c.permitted(configure, "exchange", m.Exchange); err != nil {
@@ -181,7 +197,9 @@ func (ch *channel) dispatch(m wire.Method) error {
 			return err
 		}
 		if !m.NoWait {
-			ch.send(&wire.ExchangeDeleteOk{})
+			if err := ch.sendDurable(&wire.ExchangeDeleteOk{}); err != nil {
+				return err
+			}
 		}
 	case *wire.ExchangeBind:
 		if err := c.bindPermitted("exchange", m.Destination, m.Source); err != nil {
@@ -191,7 +209,9 @@ func (ch *channel) dispatch(m wire.Method) error {
 			return err
 		}
 		if !m.NoWait {
-			ch.send(&wire.ExchangeBindOk{})
+			if err := ch.sendDurable(&wire.ExchangeBindOk{}); err != nil {
+				return err
+			}
 		}
 	case *wire.ExchangeUnbind:
 		if err := c.bindPermitted("exchange", m.Destination, m.Source); err != nil {
@@ -201,7 +221,9 @@ func (ch *channel) dispatch(m wire.Method) error {
 			return err
 		}
 		if !m.NoWait {
-			ch.send(&wire.ExchangeUnbindOk{})
+			if err := ch.sendDurable(&wire.ExchangeUnbindOk{}); err != nil {
+				return err
+			}
 		}
 
 	case *wire.QueueDeclare:
@@ -216,7 +238,9 @@ func (ch *channel) dispatch(m wire.Method) error {
 		}
 		ch.lastQueue = name
 		if !m.NoWait {
-			ch.send(&wire.QueueDeclareOk{Queue: name, MessageCount: msgs, ConsumerCount: consumers})
+			if err := ch.sendDurable(&wire.QueueDeclareOk{Queue: name, MessageCount: msgs, ConsumerCount: consumers}); err != nil {
+				return err
+			}
 		}
 	case *wire.QueueBind:
 		q, err := ch.queueName(m.Queue)
@@ -230,7 +254,9 @@ func (ch *channel) dispatch(m wire.Method) error {
 			return err
 		}
 		if !m.NoWait {
-			ch.send(&wire.QueueBindOk{})
+			if err := ch.sendDurable(&wire.QueueBindOk{}); err != nil {
+				return err
+			}
 		}
 	case *wire.QueueUnbind:
 		q, err := ch.queueName(m.Queue)
@@ -243,7 +269,9 @@ func (ch *channel) dispatch(m wire.Method) error {
 		if err := c.s.bind(c, vh, m.Exchange, q, false, ch.routingKey(m.RoutingKey, m.Queue), m.Arguments, true); err != nil {
 			return err
 		}
-		ch.send(&wire.QueueUnbindOk{})
+		if err := ch.sendDurable(&wire.QueueUnbindOk{}); err != nil {
+			return err
+		}
 	case *wire.QueuePurge:
 		q, err := ch.queueName(m.Queue)
 		if err != nil {
@@ -257,7 +285,9 @@ func (ch *channel) dispatch(m wire.Method) error {
 			return err
 		}
 		if !m.NoWait {
-			ch.send(&wire.QueuePurgeOk{MessageCount: n})
+			if err := ch.sendDurable(&wire.QueuePurgeOk{MessageCount: n}); err != nil {
+				return err
+			}
 		}
 	case *wire.QueueDelete:
 		q, err := ch.queueName(m.Queue)
@@ -272,7 +302,9 @@ func (ch *channel) dispatch(m wire.Method) error {
 			return err
 		}
 		if !m.NoWait {
-			ch.send(&wire.QueueDeleteOk{MessageCount: n})
+			if err := ch.sendDurable(&wire.QueueDeleteOk{MessageCount: n}); err != nil {
+				return err
+			}
 		}
 
 	case *wire.BasicQos:

@@ -39,7 +39,15 @@ func MustServer(tb testing.TB) *fixture {
 // what an earlier server wrote), its clock frozen at now.
 func MustServerOn(tb testing.TB, store *core.MemStore, now time.Time, users ...rabbitmq.User) *fixture {
 	tb.Helper()
-	f := &fixture{tb: tb, store: store}
+	f := MustServerOnStore(tb, store, now, users...)
+	f.store = store
+	return f
+}
+
+// MustServerOnStore is MustServerOn on any store.
+func MustServerOnStore(tb testing.TB, store core.Store, now time.Time, users ...rabbitmq.User) *fixture {
+	tb.Helper()
+	f := &fixture{tb: tb}
 	f.clock = core.NewClock(func() time.Time { return now })
 	f.clock.Freeze()
 	f.e = core.NewEngine(core.Config{Store: store})

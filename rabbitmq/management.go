@@ -102,6 +102,9 @@ func (m *Management) routes() http.Handler {
 
 	api := r.Group("/api")
 	h := func(method, path string, kind authKind, fn gin.HandlerFunc) {
+		if method != http.MethodGet {
+			fn = m.durable(fn)
+		}
 		api.Handle(method, path, m.authenticate(kind), fn)
 	}
 	get, put, post, del := http.MethodGet, http.MethodPut, http.MethodPost, http.MethodDelete
