@@ -44,6 +44,12 @@ func MustServerOn(tb testing.TB, store *core.MemStore, now time.Time) *fixture {
 	return newFixture(tb, store, now, nil)
 }
 
+// MustServerOnStore is MustServerOn on any store.
+func MustServerOnStore(tb testing.TB, store core.Store, now time.Time) *fixture {
+	tb.Helper()
+	return newFixture(tb, store, now, nil)
+}
+
 // MustServerWith starts a server like MustServer, its Config changed by set.
 func MustServerWith(tb testing.TB, set func(*servicebus.Config)) *fixture {
 	tb.Helper()
@@ -52,9 +58,10 @@ func MustServerWith(tb testing.TB, set func(*servicebus.Config)) *fixture {
 
 // newFixture starts a server on store, its clock frozen at now, its Config
 // changed by set when set is not nil.
-func newFixture(tb testing.TB, store *core.MemStore, now time.Time, set func(*servicebus.Config)) *fixture {
+func newFixture(tb testing.TB, store core.Store, now time.Time, set func(*servicebus.Config)) *fixture {
 	tb.Helper()
-	f := &fixture{tb: tb, store: store}
+	f := &fixture{tb: tb}
+	f.store, _ = store.(*core.MemStore)
 	f.clock = core.NewClock(func() time.Time { return now })
 	f.clock.Freeze()
 	f.e = core.NewEngine(core.Config{Store: store})

@@ -33,36 +33,44 @@ func validName(kind, name string) error {
 	return nil
 }
 
-// createNodes creates the core entities of a queue or subscription: the
-// entity and its two dead-letter queues.
-func (s *Server) createNodes(now time.Time, path, kind string, p core.Policy, settings []core.Setting, meta []byte, parent string) ([]core.Entity, error) {
+// createAll creates the core entities ens, in order, and waits for their
+// commit. It is all or nothing: when a create or the commit fails, the
+// entities it created are deleted again, so that a failed create leaves
+// no entity behind that the front-end does not know of (issue 25.5).
+func (s *Server) createAll(now time.Time, ens ...core.Entity) ([]core.Entity, error) {
 	var cs []*core.Commit
-	var out []core.Entity
-	mk := func(en core.Entity) error {
+	out := make([]core.Entity, 0, len(ens))
+	undo := func() {
+		for i := len(out) - 1; i >= 0; i-- {
+			s.e.Delete(now, out[i].EntityKey)
+		}
+	}
+	for _, en := range ens {
 		got, c, err := s.e.Create(now, en)
 		if err != nil {
-			return err
+			undo()
+			return nil, err
 		}
 		cs = append(cs, c)
 		out = append(out, got)
-		return nil
 	}
+	if err := waitAll(cs...); err != nil {
+		undo()
+		return nil, err
+	}
+	return out, nil
+}
+
+// createNodes creates the core entities of a queue or subscription: its
+// two dead-letter queues and the entity, which comes last.
+func (s *Server) createNodes(now time.Time, path, kind string, p core.Policy, settings []core.Setting, meta []byte, parent string) ([]core.Entity, error) {
 	dlqMeta := (&entityMeta{Kind: kindDLQ, Name: path}).marshal()
-	if err := mk(core.Entity{EntityKey: key(path + suffixDLQ), Kind: kindDLQ, Parent: path, Durable: true, Policy: dlqPolicy, Meta: dlqMeta}); err != nil {
-		return nil, err
-	}
 	tdlqMeta := (&entityMeta{Kind: kindTransferDLQ, Name: path}).marshal()
-	if err := mk(core.Entity{EntityKey: key(path + suffixTransferDLQ), Kind: kindTransferDLQ, Parent: path, Durable: true, Policy: dlqPolicy, Meta: tdlqMeta}); err != nil {
-		s.e.Delete(now, key(path+suffixDLQ))
-		return nil, err
-	}
-	if err := mk(core.Entity{EntityKey: key(path), Kind: kind, Parent: parent, DeadLetterQueue: path + suffixDLQ,
-		Durable: true, Policy: p, Settings: settings, Meta: meta}); err != nil {
-		s.e.Delete(now, key(path+suffixDLQ))
-		s.e.Delete(now, key(path+suffixTransferDLQ))
-		return nil, err
-	}
-	return out, waitAll(cs...)
+	return s.createAll(now,
+		core.Entity{EntityKey: key(path + suffixDLQ), Kind: kindDLQ, Parent: path, Durable: true, Policy: dlqPolicy, Meta: dlqMeta},
+		core.Entity{EntityKey: key(path + suffixTransferDLQ), Kind: kindTransferDLQ, Parent: path, Durable: true, Policy: dlqPolicy, Meta: tdlqMeta},
+		core.Entity{EntityKey: key(path), Kind: kind, Parent: parent, DeadLetterQueue: path + suffixDLQ,
+			Durable: true, Policy: p, Settings: settings, Meta: meta})
 }
 
 // newNodes makes the nodes of a queue or subscription.
@@ -222,14 +230,12 @@ func (s *Server) createTopic(name string, p atom.TopicProperties) (*topicEnt, er
 	}
 	now := s.now()
 	m := &entityMeta{Kind: kindTopic, Name: name, TopicProps: &p, Updated: now}
-	en, c, err := s.e.Create(now, core.Entity{EntityKey: key(name), Kind: kindTopic, Durable: true, Policy: pol,
+	ens, err := s.createAll(now, core.Entity{EntityKey: key(name), Kind: kindTopic, Durable: true, Policy: pol,
 		Settings: topicSettings(p), Meta: m.marshal()})
 	if err != nil {
 		return nil, err
 	}
-	if err := waitAll(c); err != nil {
-		return nil, err
-	}
+	en := ens[0]
 	te := &topicEnt{name: name, props: p, pol: pol, created: en.Created, updated: now, key: en.EntityKey, subs: map[string]*subEnt{},
 		incarnation: en.Incarnation}
 	s.mu.Lock()
