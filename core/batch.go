@@ -137,3 +137,28 @@ func (e *Engine) refuseLocked(ent *entity, it Item, why DeadLetterReason) {
 		ent.stats.DeadLettered++
 	}
 }
+
+// EnqueueBatch stores a batch as Engine.EnqueueBatch does, whole or not at
+// all, inside a DeadLetterFunc: a target cannot be Refused there (EINVALID).
+func (tx *Tx) EnqueueBatch(ts []Target) ([]Item, error) {
+	e := tx.e
+	for _, t := range ts {
+		if t.Refused != nil {
+			return nil, Errorf(EINVALID, "a DeadLetterFunc cannot refuse an item of a batch")
+		}
+	}
+	ents, err := e.checkBatch(ts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Item, len(ts))
+	for i, t := range ts {
+		if ents[i] == nil {
+			continue
+		}
+		if out[i], err = e.enqueueLocked(ents[i], t.Item); err != nil {
+			panic(Errorf(EINTERNAL, "an item of a checked batch was refused: %v", err))
+		}
+	}
+	return out, nil
+}

@@ -238,7 +238,7 @@ const condMessageNotFound = amqp.Symbol("com.microsoft:message-not-found")
 // now.
 func (s *Server) mgmtSchedule(l *link, req amqp.Map) mgmtResult {
 	list, _ := get[[]any](req, "messages")
-	var seqs []int64
+	var ins []*inMsg
 	for _, x := range list {
 		entry, _ := x.(amqp.Map)
 		raw, _ := get[[]byte](entry, "message")
@@ -246,18 +246,28 @@ func (s *Server) mgmtSchedule(l *link, req amqp.Map) mgmtResult {
 		if err != nil {
 			return failed(err)
 		}
-		now := s.now()
 		if in.scheduled.IsZero() {
 			return failed(core.Errorf(core.EINVALID, "The message to schedule has no x-opt-scheduled-enqueue-time."))
 		}
-		ps, err := s.send(now, l.path, in)
-		if err != nil {
-			return failed(err)
+		ins = append(ins, in)
+	}
+	// The messages are stored whole or not at all, as a batch is.
+	ps, c, err := s.send(s.now(), l.path, ins...)
+	if err != nil {
+		return failed(err)
+	}
+	if err := c.Wait(context.Background()); err != nil {
+		return failed(err)
+	}
+	seqs := make([]int64, len(ins))
+	for i := range ins {
+		var mine []placed
+		for _, p := range ps {
+			if p.msg == i {
+				mine = append(mine, p)
+			}
 		}
-		if err := waitAll(commitsOf(ps)...); err != nil {
-			return failed(err)
-		}
-		seqs = append(seqs, s.scheduleID(l.path, ps))
+		seqs[i] = s.scheduleID(l.path, mine)
 	}
 	return ok(amqp.Map{{Key: "sequence-numbers", Value: seqs}})
 }
