@@ -16,15 +16,25 @@ type Target struct {
 	// straight to the protocol's DeadLetterFunc with this reason, as
 	// DeadLetterRefused does, instead of being enqueued.
 	Refused *DeadLetterReason
+	// SeqFrom, if set, numbers the item in that entity (a topic, for the
+	// copies of its message in its subscriptions) rather than in entity
+	// Key: the items of the batch with the same SeqFrom and Share take
+	// one Seq, the next of entity SeqFrom, which becomes its LastSeq, and
+	// higher than the LastSeq of each of their entities, which follow it.
+	// One whose entity already took that Seq (a second copy in one
+	// entity) takes its entity's next.
+	SeqFrom EntityKey
+	Share   int
 }
 
 // EnqueueBatch stores a batch of items, each in its own entity, whole or
 // not at all: it checks every target first (the entity exists, the item
 // can be enqueued there, no two items take one key) and changes nothing
 // when one is refused; otherwise it enqueues them all, in order, then
-// hands the Refused to the DeadLetterFunc, with one Commit. It returns the items as stored, in the order of ts; a skipped or
-// refused target's is the zero Item. Bodies and Metas belong to the engine
-// afterwards, as for Enqueue.
+// hands the Refused to the DeadLetterFunc, with one Commit. It returns the
+// items as stored, in the order of ts; a skipped or refused target's is
+// the zero Item. Bodies and Metas belong to the engine afterwards, as for
+// Enqueue.
 func (e *Engine) EnqueueBatch(now time.Time, ts []Target) ([]Item, *Commit, error) {
 	e.lock(now)
 	defer e.guard()
@@ -33,23 +43,8 @@ func (e *Engine) EnqueueBatch(now time.Time, ts []Target) ([]Item, *Commit, erro
 		e.unlock()
 		return nil, nil, err
 	}
-	out := make([]Item, len(ts))
 	e.written = now
-	for i, t := range ts {
-		ent := ents[i]
-		if ent == nil || t.Refused != nil {
-			continue
-		}
-		// checkBatch made sure that ent takes it.
-		if out[i], err = e.enqueueLocked(ent, t.Item); err != nil {
-			panic(Errorf(EINTERNAL, "an item of a checked batch was refused: %v", err))
-		}
-		if out[i].State == Scheduled {
-			e.touch(ent, UseSchedule)
-		} else {
-			e.touch(ent, UseSend)
-		}
-	}
+	out := e.enqueueChecked(ts, ents, true)
 	e.written = time.Time{}
 	// The refused go last: what their DeadLetterFunc enqueues cannot stand
 	// in the way of an item checked above.
@@ -74,6 +69,12 @@ func (e *Engine) checkBatch(ts []Target) ([]*entity, error) {
 			}
 			return nil, Errorf(ENOTFOUND, "entity %q not found", t.Key.Name)
 		}
+		if t.SeqFrom != (EntityKey{}) && e.entities[t.SeqFrom] == nil {
+			if t.IfExists {
+				continue
+			}
+			return nil, Errorf(ENOTFOUND, "entity %q not found", t.SeqFrom.Name)
+		}
 		ents[i] = ent
 		if t.Refused != nil {
 			continue
@@ -95,6 +96,48 @@ func (e *Engine) checkBatch(ts []Target) ([]*entity, error) {
 		}
 	}
 	return ents, nil
+}
+
+// shareKey names the items of a batch that share one Seq (Target.SeqFrom).
+type shareKey struct {
+	from  EntityKey
+	share int
+}
+
+// shareSeq makes entity ents[i] give target i the Seq it shares, taken
+// from entity ts[i].SeqFrom when target i is the first of its share.
+func (e *Engine) shareSeq(ts []Target, ents []*entity, i int, nums map[shareKey]uint64) {
+	sk := shareKey{ts[i].SeqFrom, ts[i].Share}
+	n, ok := nums[sk]
+	if !ok {
+		from := e.entities[sk.from]
+		n = from.LastSeq
+		for j := i; j < len(ts); j++ {
+			if ents[j] != nil && ts[j].Refused == nil && ts[j].SeqFrom == sk.from && ts[j].Share == sk.share {
+				n = max(n, ents[j].LastSeq)
+			}
+		}
+		n++
+		from.LastSeq = n
+		nums[sk] = n
+	}
+	if ent := ents[i]; ent.LastSeq < n {
+		ent.LastSeq = n - 1 // enqueueLocked gives the item LastSeq+1
+	}
+}
+
+// ReserveSeq takes the next Seq of entity k without an item, and returns
+// it: a number that no item of k will take (a topic's number for a
+// message that no subscription took).
+func (e *Engine) ReserveSeq(now time.Time, k EntityKey) (uint64, *Commit, error) {
+	ent, err := e.begin(now, k)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer e.guard()
+	ent.LastSeq++
+	e.entityOp(ent)
+	return ent.LastSeq, e.unlock(), nil
 }
 
 // enqueueable returns why entity ent refuses item it, or nil when
@@ -151,14 +194,46 @@ func (tx *Tx) EnqueueBatch(ts []Target) ([]Item, error) {
 	if err != nil {
 		return nil, err
 	}
+	return e.enqueueChecked(ts, ents, false), nil
+}
+
+// enqueueChecked enqueues the items of a batch that checkBatch passed,
+// but for the skipped and the refused, and persists the LastSeq of the
+// entities that numbered some (Target.SeqFrom); touch says whether the
+// enqueues are uses (not inside a DeadLetterFunc, as Tx.Enqueue).
+func (e *Engine) enqueueChecked(ts []Target, ents []*entity, touch bool) []Item {
 	out := make([]Item, len(ts))
+	var nums map[shareKey]uint64
 	for i, t := range ts {
-		if ents[i] == nil {
+		ent := ents[i]
+		if ent == nil || t.Refused != nil {
 			continue
 		}
-		if out[i], err = e.enqueueLocked(ents[i], t.Item); err != nil {
+		if t.SeqFrom != (EntityKey{}) {
+			if nums == nil {
+				nums = map[shareKey]uint64{}
+			}
+			e.shareSeq(ts, ents, i, nums)
+		}
+		var err error
+		// checkBatch made sure that ent takes it.
+		if out[i], err = e.enqueueLocked(ent, t.Item); err != nil {
 			panic(Errorf(EINTERNAL, "an item of a checked batch was refused: %v", err))
 		}
+		switch {
+		case !touch:
+		case out[i].State == Scheduled:
+			e.touch(ent, UseSchedule)
+		default:
+			e.touch(ent, UseSend)
+		}
 	}
-	return out, nil
+	persisted := map[EntityKey]bool{}
+	for sk := range nums {
+		if !persisted[sk.from] {
+			persisted[sk.from] = true
+			e.entityOp(e.entities[sk.from])
+		}
+	}
+	return out
 }

@@ -104,3 +104,46 @@ func TestEnqueueBatchOneCommit(t *testing.T) {
 		t.Errorf("dlq holds %v, want the refused item dead-lettered from s", its)
 	}
 }
+
+func TestEnqueueBatchSharesTheSeqOfAnotherEntity(t *testing.T) {
+	// The copies of a topic's message carry the topic's number: higher
+	// than each subscription's LastSeq, and durable in the topic.
+	f := MustFixture(t)
+	topic, a, b := f.MustCreate("topic", core.Policy{}), f.MustCreate("a", core.Policy{}), f.MustCreate("b", core.Policy{})
+	f.MustEnqueue(b, core.Item{Body: []byte("b's own 1")})
+	f.MustEnqueue(b, core.Item{Body: []byte("b's own 2")})
+	copies := func(share int, body string, to ...core.EntityKey) []core.Target {
+		var ts []core.Target
+		for _, k := range to {
+			ts = append(ts, core.Target{Key: k, Item: core.Item{Body: []byte(body), Persistent: true}, SeqFrom: topic, Share: share})
+		}
+		return ts
+	}
+	ts := append(copies(0, "m0", a, b, a), copies(1, "m1", a, b)...)
+	out, _, err := f.e.EnqueueBatch(f.now(), ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i, it := range out {
+		got = append(got, fmt.Sprintf("%s %s %d", ts[i].Key.Name, it.Body, it.Seq))
+	}
+	// m0 takes 3, above b's 2; the second copy in a takes a's next.
+	want := []string{"a m0 3", "b m0 3", "a m0 4", "a m1 5", "b m1 5"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("items (-want +got):\n%s", d)
+	}
+	seq, _, err := f.e.ReserveSeq(f.now(), topic)
+	if err != nil || seq != 6 {
+		t.Errorf("ReserveSeq = %d, %v; want 6", seq, err)
+	}
+	// After a restart the topic goes on from its last number.
+	e2 := core.NewEngine(core.Config{Store: f.store})
+	if err := e2.Recover(context.Background(), f.now()); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = e2.EnqueueBatch(f.now(), copies(0, "m2", b))
+	if err != nil || out[0].Seq != 7 {
+		t.Errorf("after a restart the next copy is %+v, %v; want Seq 7", out, err)
+	}
+}

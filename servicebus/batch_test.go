@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
+	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/servicebus/amqp"
 	"github.com/lapse-emulator/lapse/servicebus/atom"
 )
@@ -115,5 +116,74 @@ func TestDuplicateDetectionWithinABatch(t *testing.T) {
 	}
 	if got := f.stored("q"); !slices.Equal(got, []string{"a", "c"}) {
 		t.Fatalf("the queue holds %v, want a and c", got)
+	}
+}
+
+func TestTopicNumbersItsMessagesOnce(t *testing.T) {
+	// issue 25.3: the copies of a topic's message carry the topic's
+	// sequence number, whatever each subscription held before.
+	f := MustServer(t)
+	f.MustTopic("t", nil, "s1")
+	c := f.sb()
+	c.send("t", msg("early", 0)) // s1 has a copy, s2 does not exist yet
+	f.MustSubscription("t", "s2", nil)
+	c.send("t", msg("m", 0))
+	var seqs []int64
+	for _, sub := range []string{"s1", "s2"} {
+		r := c.receiver("t", sub, nil)
+		ms, err := r.PeekMessages(ctx(t), 10, &azservicebus.PeekMessagesOptions{FromSequenceNumber: ptr(int64(0))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			if string(m.Body) == "m" {
+				seqs = append(seqs, *m.SequenceNumber)
+			}
+		}
+	}
+	if len(seqs) != 2 || seqs[0] != seqs[1] || seqs[0] != 2 {
+		t.Fatalf("the copies of m carry %v, want the topic's number 2 in both", seqs)
+	}
+}
+
+func TestCancelScheduledOnATopicAfterARestart(t *testing.T) {
+	// issue 25.3: a topic's schedule numbers are the topic's, kept in the
+	// store: after a restart a new message does not take the number of
+	// one scheduled before, and cancelling that number cancels the first.
+	store := core.NewMemStore()
+	f := MustServerOn(t, store, t0)
+	f.MustTopic("t", nil, "s1", "s2")
+	schedule := func(f *fixture, body string) int64 {
+		t.Helper()
+		s, err := f.MustClient().NewSender("t", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close(ctx(t))
+		seqs, err := s.ScheduleMessages(ctx(t), []*azservicebus.Message{msg(body, 0)}, t0.Add(time.Hour), nil)
+		if err != nil || len(seqs) != 1 {
+			t.Fatalf("ScheduleMessages = %v, %v", seqs, err)
+		}
+		return seqs[0]
+	}
+	first := schedule(f, "first")
+	f.close()
+	f = MustServerOn(t, store, t0)
+	second := schedule(f, "second")
+	if second == first {
+		t.Errorf("after a restart the topic gave %d again", first)
+	}
+	s, err := f.MustClient().NewSender("t", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx(t))
+	if err := s.CancelScheduledMessages(ctx(t), []int64{first}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"t/Subscriptions/s1", "t/Subscriptions/s2"} {
+		if got := f.stored(sub); !slices.Equal(got, []string{"second"}) {
+			t.Errorf("%s holds %v after cancelling %d, want second only", sub, got, first)
+		}
 	}
 }

@@ -16,6 +16,8 @@ type placed struct {
 	key core.EntityKey
 	seq uint64
 	msg int // the index of the message it copies among those sent
+	// from is the topic that numbered it, for a copy in a subscription.
+	from core.EntityKey
 }
 
 // plan is what a send stores, made before anything is (issue 25.2): a
@@ -45,6 +47,14 @@ func (p *plan) add(msg int, k core.EntityKey, it core.Item, optional bool) {
 	p.msgs = append(p.msgs, msg)
 }
 
+// addCopy plans the copy it of message msg for subscription k of topic:
+// the service numbers a message once, in its topic, and each
+// subscription's copy carries that number (issue 25.3).
+func (p *plan) addCopy(msg int, topic, k core.EntityKey, it core.Item) {
+	p.targets = append(p.targets, core.Target{Key: k, Item: it, IfExists: true, SeqFrom: topic, Share: msg})
+	p.msgs = append(p.msgs, msg)
+}
+
 // send stores messages sent to the queue or topic at path, following
 // auto-forwarding and, for a topic, every subscription whose rules take
 // them: every copy of every message, or, when one is refused, none. It
@@ -67,7 +77,7 @@ func (s *Server) send(now time.Time, path string, ins ...*inMsg) ([]placed, *cor
 		c = commit
 		for i, it := range its {
 			if it.Seq != 0 {
-				ps = append(ps, placed{key: p.targets[i].Key, seq: it.Seq, msg: p.msgs[i]})
+				ps = append(ps, placed{key: p.targets[i].Key, seq: it.Seq, msg: p.msgs[i], from: p.targets[i].SeqFrom})
 			}
 		}
 	}
@@ -184,7 +194,7 @@ func (s *Server) route(now time.Time, path string, in *inMsg, hops int, p *plan,
 				s.noSessionCopy(p, msg, t.se, cp.item(now, ttl, false))
 				continue
 			}
-			p.add(msg, t.se.main.key, cp.item(now, ttl, t.props.session), true)
+			p.addCopy(msg, te.key, t.se.main.key, cp.item(now, ttl, t.props.session))
 		}
 	}
 	return nil
