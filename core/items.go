@@ -30,16 +30,8 @@ func (e *Engine) Enqueue(now time.Time, k EntityKey, it Item) (Item, *Commit, er
 }
 
 func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
-	if it.Key != "" && ent.keys[it.Key] != nil {
-		return Item{}, Errorf(ECONFLICT, "an item with key %q already exists in %q", it.Key, ent.Name)
-	}
-	if ent.Policy.Sessions {
-		if it.Group == "" {
-			return Item{}, Errorf(EINVALID, "%s %q requires sessions: an item needs a session id (Group)", kindOrEntity(ent.Kind), ent.Name)
-		}
-		if it.State == Locked {
-			return Item{}, Errorf(EINVALID, "an item cannot be enqueued locked in %q, which has sessions: accept its session", ent.Name)
-		}
+	if err := enqueueable(ent, it); err != nil {
+		return Item{}, err
 	}
 	x := e.newItem()
 	x.Item = Item{

@@ -458,20 +458,19 @@ func (s *Server) receiveSend(l *link, id uint32, settled bool, format uint32, bo
 		}
 		raws = outer.Data
 	}
-	var commits []*core.Commit
-	for _, raw := range raws {
+	// A batch is stored whole or not at all (issue 25.2): a client told
+	// that it failed sends all of it again.
+	ins := make([]*inMsg, len(raws))
+	for i, raw := range raws {
 		in, err := s.readMessage(raw)
-		if err == nil {
-			var ps []placed
-			ps, err = s.send(now, l.path, in)
-			commits = append(commits, commitsOf(ps)...)
-		}
 		if err != nil {
-			l.ss.c.reply(l, id, settled, commits, err)
+			l.ss.c.reply(l, id, settled, nil, err)
 			return
 		}
+		ins[i] = in
 	}
-	l.ss.c.reply(l, id, settled, commits, nil)
+	_, c, err := s.send(now, l.path, ins...)
+	l.ss.c.reply(l, id, settled, []*core.Commit{c}, err)
 }
 
 // wake makes a sending link look for messages.

@@ -174,8 +174,10 @@ func (in *inMsg) sessionID() string {
 }
 
 // duplicateOf reports whether the message's id was taken by d within
-// window (duplicate detection); a message without an id never is.
-func (in *inMsg) duplicateOf(d *dedup, now time.Time, window time.Duration) bool {
+// window (duplicate detection), or by an earlier message of the send p
+// plans; a message without an id never is. One that is not is recorded
+// in p, for d to record once it is stored.
+func (in *inMsg) duplicateOf(d *dedup, now time.Time, window time.Duration, p *plan) bool {
 	if in.m.Properties == nil || in.m.Properties.MessageID == nil {
 		return false
 	}
@@ -184,7 +186,16 @@ func (in *inMsg) duplicateOf(d *dedup, now time.Time, window time.Duration) bool
 	if !ok {
 		s = fmt.Sprint(id)
 	}
-	return d.duplicate(s, now, window)
+	for _, x := range p.ids {
+		if x.d == d && x.id == s {
+			return true
+		}
+	}
+	if d.seen(s, now, window) {
+		return true
+	}
+	p.ids = append(p.ids, pendingID{d: d, id: s, window: window})
+	return false
 }
 
 // item makes the core item of a message for an entity; in an entity that

@@ -238,7 +238,7 @@ const condMessageNotFound = amqp.Symbol("com.microsoft:message-not-found")
 // now.
 func (s *Server) mgmtSchedule(l *link, req amqp.Map) mgmtResult {
 	list, _ := get[[]any](req, "messages")
-	var seqs []int64
+	var ins []*inMsg
 	for _, x := range list {
 		entry, _ := x.(amqp.Map)
 		raw, _ := get[[]byte](entry, "message")
@@ -246,34 +246,88 @@ func (s *Server) mgmtSchedule(l *link, req amqp.Map) mgmtResult {
 		if err != nil {
 			return failed(err)
 		}
-		now := s.now()
 		if in.scheduled.IsZero() {
 			return failed(core.Errorf(core.EINVALID, "The message to schedule has no x-opt-scheduled-enqueue-time."))
 		}
-		ps, err := s.send(now, l.path, in)
+		ins = append(ins, in)
+	}
+	// The messages are stored whole or not at all, as a batch is.
+	ps, c, err := s.send(s.now(), l.path, ins...)
+	if err != nil {
+		return failed(err)
+	}
+	if err := c.Wait(context.Background()); err != nil {
+		return failed(err)
+	}
+	seqs := make([]int64, len(ins))
+	for i := range ins {
+		var mine []placed
+		for _, p := range ps {
+			if p.msg == i {
+				mine = append(mine, p)
+			}
+		}
+		seq, err := s.scheduleID(l.path, mine)
 		if err != nil {
 			return failed(err)
 		}
-		if err := waitAll(commitsOf(ps)...); err != nil {
-			return failed(err)
-		}
-		seqs = append(seqs, s.scheduleID(l.path, ps))
+		seqs[i] = seq
 	}
 	return ok(amqp.Map{{Key: "sequence-numbers", Value: seqs}})
 }
 
+// schedKey names a message scheduled on a topic: the topic's path and
+// the number the topic gave it.
+type schedKey struct {
+	path string
+	seq  int64
+}
+
 // scheduleID returns the sequence number a scheduled message is known by:
-// its own in a queue; for a topic, a number the server keeps to cancel
-// every subscription's copy.
-func (s *Server) scheduleID(path string, ps []placed) int64 {
-	if len(ps) == 1 && s.queue(path) != nil {
-		return int64(ps[0].seq)
+// its own in a queue; for a topic, the topic's, which its copies in the
+// subscriptions carry (issue 25.3), or one the topic reserves when none
+// took it. The copies that do not carry it are kept by it in memory.
+func (s *Server) scheduleID(path string, ps []placed) (int64, error) {
+	if s.queue(path) != nil {
+		if len(ps) == 0 {
+			return 0, nil // a duplicate, dropped
+		}
+		return int64(ps[0].seq), nil
+	}
+	te := s.topic(path)
+	if te == nil {
+		return 0, notFound(path)
+	}
+	var seq uint64
+	for _, p := range ps {
+		if p.from == te.key {
+			seq = p.seq // the first copy of a share carries its number
+			break
+		}
+	}
+	if seq == 0 {
+		n, c, err := s.e.ReserveSeq(s.now(), te.key)
+		if err != nil {
+			return 0, err
+		}
+		if err := c.Wait(context.Background()); err != nil {
+			return 0, err
+		}
+		seq = n
+	}
+	var extra []placed
+	for _, p := range ps {
+		if p.from != te.key || p.seq != seq {
+			extra = append(extra, p)
+		}
+	}
+	if len(extra) == 0 {
+		return int64(seq), nil
 	}
 	s.schedMu.Lock()
 	defer s.schedMu.Unlock()
-	s.schedSeq++
 	if s.scheduled == nil {
-		s.scheduled = map[int64][]placed{}
+		s.scheduled = map[schedKey][]placed{}
 	}
 	if len(s.scheduled) >= max(s.schedPrune, minSchedPrune) {
 		// Messages enqueued at their time are past cancelling: their
@@ -287,8 +341,8 @@ func (s *Server) scheduleID(path string, ps []placed) int64 {
 		}
 		s.schedPrune = 2 * len(s.scheduled)
 	}
-	s.scheduled[s.schedSeq] = ps
-	return s.schedSeq
+	s.scheduled[schedKey{path, int64(seq)}] = extra
+	return int64(seq), nil
 }
 
 // minSchedPrune is the least size of Server.scheduled that is pruned.
@@ -308,9 +362,18 @@ func (s *Server) mgmtCancel(l *link, req amqp.Map) mgmtResult {
 		if qe := s.queue(l.path); qe != nil {
 			targets = []placed{{key: qe.main.key, seq: uint64(seq)}}
 		} else {
+			// the copies that carry the topic's number, and those kept
+			// by it
+			if te := s.topic(l.path); te != nil {
+				s.mu.RLock()
+				for _, se := range te.subs {
+					targets = append(targets, placed{key: se.main.key, seq: uint64(seq)})
+				}
+				s.mu.RUnlock()
+			}
 			s.schedMu.Lock()
-			targets = s.scheduled[seq]
-			delete(s.scheduled, seq)
+			targets = append(targets, s.scheduled[schedKey{l.path, seq}]...)
+			delete(s.scheduled, schedKey{l.path, seq})
 			s.schedMu.Unlock()
 		}
 		for _, p := range targets {

@@ -11,73 +11,123 @@ import (
 // maxForwardHops bounds a chain of auto-forwarding, as the service does.
 const maxForwardHops = 4
 
-// enqueueFunc puts an item in an entity: the engine's Enqueue for sends,
-// the dead-letter hook's Tx for forwarded dead letters.
-type enqueueFunc func(k core.EntityKey, it core.Item) (placed, error)
-
-// placed is one stored copy of a sent message.
+// placed is one stored copy of a message a send stored.
 type placed struct {
-	key    core.EntityKey
-	seq    uint64
-	commit *core.Commit
+	key core.EntityKey
+	seq uint64
+	msg int // the index of the message it copies among those sent
+	// from is the topic that numbered it, for a copy in a subscription.
+	from core.EntityKey
 }
 
-// commits returns the commits of the copies.
-func commitsOf(ps []placed) []*core.Commit {
-	out := make([]*core.Commit, len(ps))
-	for i, p := range ps {
-		out[i] = p.commit
-	}
-	return out
+// plan is what a send stores, made before anything is (issue 25.2): a
+// target for each copy of each message, which message each copies, and
+// the message ids that duplicate detection records once they are stored.
+type plan struct {
+	// touch says whether uses may be reported to the engine (not from
+	// inside its hooks).
+	touch   bool
+	targets []core.Target
+	msgs    []int
+	ids     []pendingID
 }
 
-// send enqueues a message sent to the queue or topic at path, following
+// pendingID is a message id that dedup d records once the message is
+// stored.
+type pendingID struct {
+	d      *dedup
+	id     string
+	window time.Duration
+}
+
+// add plans the copy it of message msg for entity k; optional skips it if
+// k is gone by the time it is stored.
+func (p *plan) add(msg int, k core.EntityKey, it core.Item, optional bool) {
+	p.targets = append(p.targets, core.Target{Key: k, Item: it, IfExists: optional})
+	p.msgs = append(p.msgs, msg)
+}
+
+// addCopy plans the copy it of message msg for subscription k of topic:
+// the service numbers a message once, in its topic, and each
+// subscription's copy carries that number (issue 25.3).
+func (p *plan) addCopy(msg int, topic, k core.EntityKey, it core.Item) {
+	p.targets = append(p.targets, core.Target{Key: k, Item: it, IfExists: true, SeqFrom: topic, Share: msg})
+	p.msgs = append(p.msgs, msg)
+}
+
+// send stores messages sent to the queue or topic at path, following
 // auto-forwarding and, for a topic, every subscription whose rules take
-// it. It returns the commits to wait for before the client is told.
-func (s *Server) send(now time.Time, path string, in *inMsg) ([]placed, error) {
-	enq := func(k core.EntityKey, it core.Item) (placed, error) {
-		got, c, err := s.e.Enqueue(now, k, it)
-		return placed{key: k, seq: got.Seq, commit: c}, err
+// them: every copy of every message, or, when one is refused, none. It
+// returns the copies stored and the commit to wait for before the client
+// is told.
+func (s *Server) send(now time.Time, path string, ins ...*inMsg) ([]placed, *core.Commit, error) {
+	p := plan{touch: true}
+	for i, in := range ins {
+		if err := s.route(now, path, in, 0, &p, i, false); err != nil {
+			return nil, nil, err
+		}
 	}
-	return s.route(now, path, in, 0, enq, true)
+	var c *core.Commit
+	var ps []placed
+	if len(p.targets) > 0 {
+		its, commit, err := s.e.EnqueueBatch(now, p.targets)
+		if err != nil {
+			return nil, nil, err
+		}
+		c = commit
+		for i, it := range its {
+			if it.Seq != 0 {
+				ps = append(ps, placed{key: p.targets[i].Key, seq: it.Seq, msg: p.msgs[i], from: p.targets[i].SeqFrom})
+			}
+		}
+	}
+	for _, x := range p.ids {
+		x.d.record(x.id, now, x.window)
+	}
+	return ps, c, nil
 }
 
-// route delivers a message to path with enq; touch says whether uses may
-// be reported to the engine (not from inside its hooks).
-func (s *Server) route(now time.Time, path string, in *inMsg, hops int, enq enqueueFunc, touch bool) ([]placed, error) {
+// route plans the copies of message msg, in, sent to path; optional says
+// that a copy may be skipped if its entity is gone (one reached through a
+// subscription, which skips a deleted one). Nothing is planned when it
+// fails.
+func (s *Server) route(now time.Time, path string, in *inMsg, hops int, p *plan, msg int, optional bool) (err error) {
+	nt, ni := len(p.targets), len(p.ids)
+	defer func() {
+		if err != nil {
+			p.targets, p.msgs, p.ids = p.targets[:nt], p.msgs[:nt], p.ids[:ni]
+		}
+	}()
 	if qe := s.queue(path); qe != nil {
 		s.mu.RLock()
 		props := qe.props
 		s.mu.RUnlock()
 		if props.ForwardTo != "" && hops < maxForwardHops {
-			if touch {
+			if p.touch {
 				s.e.Touch(now, qe.main.key, core.UseForward)
 			}
-			return s.route(now, forwardName(props.ForwardTo), in, hops+1, enq, touch)
+			return s.route(now, forwardName(props.ForwardTo), in, hops+1, p, msg, optional)
 		}
 		if props.RequiresSession && in.sessionID() == "" {
-			return nil, errNoSession()
+			return errNoSession()
 		}
-		if props.RequiresDuplicateDetection && hops == 0 && in.duplicateOf(&qe.dups, now, props.DuplicateDetectionHistoryTimeWindow) {
-			return nil, nil
+		if props.RequiresDuplicateDetection && hops == 0 && in.duplicateOf(&qe.dups, now, props.DuplicateDetectionHistoryTimeWindow, p) {
+			return nil
 		}
-		p, err := enq(qe.main.key, in.item(now, in.ttl, props.RequiresSession))
-		if err != nil {
-			return nil, err
-		}
-		return []placed{p}, nil
+		p.add(msg, qe.main.key, in.item(now, in.ttl, props.RequiresSession), optional)
+		return nil
 	}
 	te := s.topic(path)
 	if te == nil {
-		return nil, notFound(path)
+		return notFound(path)
 	}
 	s.mu.RLock()
 	dupCheck, window := te.props.RequiresDuplicateDetection, te.props.DuplicateDetectionHistoryTimeWindow
 	s.mu.RUnlock()
-	if dupCheck && hops == 0 && in.duplicateOf(&te.dups, now, window) {
-		return nil, nil
+	if dupCheck && hops == 0 && in.duplicateOf(&te.dups, now, window, p) {
+		return nil
 	}
-	if touch {
+	if p.touch {
 		s.e.Touch(now, te.key, core.UseSend)
 		if !in.scheduled.IsZero() && in.scheduled.After(now) {
 			s.e.Touch(now, te.key, core.UseSchedule)
@@ -101,7 +151,6 @@ func (s *Server) route(now time.Time, path string, in *inMsg, hops int, enq enqu
 	}
 	s.mu.RUnlock()
 	ttl := adapters.ServiceBusCopyTTL(pol, in.ttl)
-	var cs []placed
 	view := &msgView{m: in.m, now: now, ttl: in.ttl, size: len(in.raw)}
 	for _, t := range targets {
 		// Rules without actions are OR'ed into one copy; each matching
@@ -130,42 +179,25 @@ func (s *Server) route(now time.Time, path string, in *inMsg, hops int, enq enqu
 		}
 		for _, cp := range copies {
 			if t.props.forward != "" && hops < maxForwardHops {
-				if touch {
+				if p.touch {
 					s.e.Touch(now, t.se.main.key, core.UseForward)
 				}
-				more, err := s.route(now, forwardName(t.props.forward), cp, hops+1, enq, touch)
-				if err != nil {
+				if err := s.route(now, forwardName(t.props.forward), cp, hops+1, p, msg, true); err != nil {
 					s.log().Warn("auto-forwarding failed", "subscription", t.se.main.path(), "err", err)
-					continue
 				}
-				cs = append(cs, more...)
 				continue
 			}
 			if t.props.session && cp.sessionID() == "" {
 				// a subscription that requires sessions takes no copy
 				// without one: it is dead-lettered there, as the service
 				// does
-				p, err := s.noSessionCopy(now, t.se, cp.item(now, ttl, false), enq, touch)
-				if err != nil {
-					if core.ErrorCode(err) == core.ENOTFOUND {
-						continue
-					}
-					return nil, err
-				}
-				cs = append(cs, p)
+				s.noSessionCopy(p, msg, t.se, cp.item(now, ttl, false))
 				continue
 			}
-			p, err := enq(t.se.main.key, cp.item(now, ttl, t.props.session))
-			if err != nil {
-				if core.ErrorCode(err) == core.ENOTFOUND {
-					continue // deleted meanwhile
-				}
-				return nil, err
-			}
-			cs = append(cs, p)
+			p.addCopy(msg, te.key, t.se.main.key, cp.item(now, ttl, t.props.session))
 		}
 	}
-	return cs, nil
+	return nil
 }
 
 // applyAction returns a copy of the message changed by the rule's action,
@@ -236,13 +268,14 @@ func (s *Server) deadLetter(tx *core.Tx, from *core.Entity, it core.Item, why co
 		fit.Meta = m.marshal()
 		in, err := s.readMessage(fit.Body)
 		if err == nil {
-			enq := func(k core.EntityKey, x core.Item) (placed, error) {
-				x.Meta = fit.Meta
-				got, err := tx.Enqueue(k, x)
-				return placed{key: k, seq: got.Seq}, err
-			}
-			if _, err = s.route(tx.Now(), forwardName(fwd), in, 1, enq, false); err == nil {
-				return
+			p := plan{}
+			if err = s.route(tx.Now(), forwardName(fwd), in, 1, &p, 0, false); err == nil {
+				for i := range p.targets {
+					p.targets[i].Item.Meta = fit.Meta
+				}
+				if _, err = tx.EnqueueBatch(p.targets); err == nil {
+					return
+				}
 			}
 		}
 		s.log().Warn("forwarding a dead letter failed; it stays in the dead-letter queue", "entity", from.Name, "to", fwd, "err", err)
@@ -261,19 +294,21 @@ func (s *Server) deadLetter(tx *core.Tx, from *core.Entity, it core.Item, why co
 var noSessionReason = core.DeadLetterReason{Code: "Session ID is null.",
 	Description: "Session enabled entity doesn't allow a message whose session identifier is null."}
 
-// noSessionCopy dead-letters the copy it of a message without a session id
-// in subscription se, which requires sessions: through the engine (an
-// event, and ForwardDeadLetteredMessagesTo followed), or, inside an engine
-// hook (touch false), by enqueueing it to the dead-letter queue with enq.
-func (s *Server) noSessionCopy(now time.Time, se *subEnt, it core.Item, enq enqueueFunc, touch bool) (placed, error) {
-	if !touch {
+// noSessionCopy plans the dead-lettering of the copy it of message msg
+// without a session id in subscription se, which requires sessions:
+// through the engine (an event, and ForwardDeadLetteredMessagesTo
+// followed), or, inside an engine hook (p.touch false), as a copy for the
+// dead-letter queue.
+func (s *Server) noSessionCopy(p *plan, msg int, se *subEnt, it core.Item) {
+	if !p.touch {
 		it.TTL = core.NoTTL
 		it.State, it.ScheduledAt = core.Active, time.Time{}
 		it.Meta = (&itemMeta{DeadLetterReason: noSessionReason.Code, DeadLetterDescription: noSessionReason.Description}).marshal()
-		return enq(se.dlq.key, it)
+		p.add(msg, se.dlq.key, it, true)
+		return
 	}
-	c, err := s.e.DeadLetterRefused(now, se.main.key, it, noSessionReason)
-	return placed{key: se.dlq.key, commit: c}, err
+	p.targets = append(p.targets, core.Target{Key: se.main.key, Item: it, IfExists: true, Refused: &noSessionReason})
+	p.msgs = append(p.msgs, msg)
 }
 
 // errNoSession is the service's refusal of a message without a session id

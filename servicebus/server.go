@@ -68,11 +68,12 @@ type Server struct {
 	nodeSeq uint32
 	created time.Time
 
-	// scheduled maps the sequence numbers of messages scheduled on topics
-	// to their copies, for cancel-scheduled-message.
+	// scheduled maps the numbers of messages scheduled on topics to
+	// their copies that do not carry that number (forwarded, or a second
+	// copy in one subscription), for cancel-scheduled-message; those that
+	// do are found by it, which survives a restart (mgmt.go).
 	schedMu   lockorder.Mutex
-	schedSeq  int64
-	scheduled map[int64][]placed
+	scheduled map[schedKey][]placed
 	// schedPrune is the size of scheduled at which the entries whose
 	// copies are all enqueued or gone are dropped next (mgmt.go).
 	schedPrune int
