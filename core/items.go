@@ -41,6 +41,9 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 			return Item{}, Errorf(EINVALID, "an item cannot be enqueued locked in %q, which has sessions: accept its session", ent.Name)
 		}
 	}
+	if err := e.admit(ent, &it); err != nil {
+		return Item{}, err
+	}
 	x := e.newItem()
 	x.Item = Item{
 		Key: it.Key, Group: it.Group, Body: it.Body, Meta: it.Meta, TTL: it.TTL, Persistent: it.Persistent,
@@ -85,7 +88,11 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 	e.add(ent, x)
 	ent.stats.Received++
 	e.putOp(ent, x)
-	return x.Item, nil
+	out := x.Item // makeRoom may drop x itself and reuse it
+	if ent.Policy.Overflow == DropHead {
+		e.makeRoom(ent)
+	}
+	return out, nil
 }
 
 // Receive hands out the head of entity k locked until lockUntil (zero: until
