@@ -409,7 +409,9 @@ func rabbitMillis(v any, ok bool) core.TTL {
 // is set (RB-9) and dropped otherwise (RB-3); and the queue TTL, whose timer
 // runs only while the queue has no consumer and which declare (passive
 // too; not for quorum queues), basic.get and consumers renew, publishing not
-// (RB-8).
+// (RB-8); and the length limits, max-length and max-length-bytes with their
+// overflow, kept by the engine within each enqueue (RB-9; a stream's
+// max-length-bytes is its retention, not a limit).
 func (s RabbitQueueSettings) Policy() core.Policy {
 	p := core.Policy{
 		DefaultTTL:               s.MessageTTL,
@@ -436,6 +438,21 @@ func (s RabbitQueueSettings) Policy() core.Policy {
 	}
 	if s.Type == "quorum" {
 		p.IdleUses &^= core.UseDeclare
+	}
+	if s.Type != "stream" {
+		if s.MaxLength != nil {
+			p.MaxItems = core.CapAt(*s.MaxLength)
+		}
+		if s.MaxLengthBytes != nil {
+			p.MaxBytes = core.CapAt(*s.MaxLengthBytes)
+		}
+		switch s.Overflow {
+		case "reject-publish":
+			p.Overflow = core.RejectNew
+		case "reject-publish-dlx":
+			p.Overflow = core.RejectNewDeadLetter
+		}
+		p.Rules.Limit = "RB-9"
 	}
 	return p
 }

@@ -267,8 +267,9 @@ func TestParseRabbitExpiration(t *testing.T) {
 func TestRabbitQueuePolicy(t *testing.T) {
 	dlx := "dlx"
 	rules := func(expire string) core.RuleIDs {
-		return core.RuleIDs{ItemTTL: "RB-5", DefaultTTL: "RB-1", Ceiling: "RB-5", Expire: expire, Idle: "RB-8", LockLost: "RB-6", HeadOnly: "RB-7"}
+		return core.RuleIDs{ItemTTL: "RB-5", DefaultTTL: "RB-1", Ceiling: "RB-5", Expire: expire, Idle: "RB-8", LockLost: "RB-6", HeadOnly: "RB-7", Limit: "RB-9"}
 	}
+	n := func(v int64) *int64 { return &v }
 	renew := core.UseDeclare | core.UseReceive | core.UseConsume
 	tests := []struct {
 		name     string
@@ -297,6 +298,21 @@ func TestRabbitQueuePolicy(t *testing.T) {
 		{"QuorumRedeclareDoesNotRenew", RabbitQueueSettings{Type: "quorum", Expires: core.After(time.Second)}, core.Policy{
 			HeadOnly: true, IdleTTL: core.After(time.Second), IdleUses: core.UseReceive | core.UseConsume,
 			IdleOnlyWithoutConsumers: true, Rules: rules("RB-3"),
+		}},
+		// rule: RB-9
+		{"MaxLengthDropsHead", RabbitQueueSettings{Type: "classic", MaxLength: n(3), Overflow: "drop-head"}, core.Policy{
+			HeadOnly: true, IdleUses: renew, IdleOnlyWithoutConsumers: true, Rules: rules("RB-3"),
+			MaxItems: core.CapAt(3), Overflow: core.DropHead,
+		}},
+		// rule: RB-9
+		{"MaxLengthZeroRejectsPublish", RabbitQueueSettings{Type: "classic", MaxLength: n(0), MaxLengthBytes: n(100), Overflow: "reject-publish"}, core.Policy{
+			HeadOnly: true, IdleUses: renew, IdleOnlyWithoutConsumers: true, Rules: rules("RB-3"),
+			MaxItems: core.CapAt(0), MaxBytes: core.CapAt(100), Overflow: core.RejectNew,
+		}},
+		// rule: RB-9
+		{"MaxLengthBytesRejectPublishDLX", RabbitQueueSettings{Type: "quorum", MaxLengthBytes: n(10), Overflow: "reject-publish-dlx"}, core.Policy{
+			HeadOnly: true, IdleUses: core.UseReceive | core.UseConsume, IdleOnlyWithoutConsumers: true, Rules: rules("RB-3"),
+			MaxBytes: core.CapAt(10), Overflow: core.RejectNewDeadLetter,
 		}},
 	}
 	for _, tt := range tests {

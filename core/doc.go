@@ -28,8 +28,10 @@
 //     ahead), and writes keyed items (documents) with Put, or several at
 //     once with Write (a transactional batch), reads them with Get and
 //     Scan, and one Group of them (a partition) with ScanGroup;
-//   - reads a queue's figures with Counts, empties it with Purge and keeps
-//     it under a length limit with DropHead;
+//   - reads a queue's figures with Counts and empties it with Purge; a
+//     length limit is its policy (Policy.MaxItems, MaxBytes, Overflow),
+//     kept by every enqueue under the engine's lock: the oldest items are
+//     dropped to make room, or the new one is refused with EFULL;
 //   - hands items out with Receive (locked, with or without a lock
 //     expiry) or Take (receive-and-delete, auto-ack), and settles them with
 //     Complete, Release (abandon, requeue), Unlock (given back unseen: the

@@ -83,6 +83,7 @@ func (e *Engine) Update(now time.Time, k EntityKey, fn func(*Entity) error) (Ent
 	if cp.Policy.Retroactive || old.HeadOnly != cp.Policy.HeadOnly {
 		e.rearm(ent)
 	}
+	e.limitChanged(ent, old)
 	e.touch(ent, UseUpdate)
 	e.armIdle(ent)
 	if wasDurable && !cp.Durable {

@@ -141,6 +141,12 @@ type Policy struct {
 	// locked enqueues do not apply to such an entity, and every item needs
 	// a Group. It cannot be changed once the entity exists.
 	Sessions bool `json:"sessions,omitempty"`
+	// MaxItems and MaxBytes cap the entity's active items, their count and
+	// their bodies' total size; Overflow says how an enqueue keeps to them,
+	// under the engine's lock (limits.go). The zero Caps are none.
+	MaxItems Cap      `json:"maxItems,omitzero"`
+	MaxBytes Cap      `json:"maxBytes,omitzero"`
+	Overflow Overflow `json:"overflow,omitempty"`
 	// Rules name the SEMANTICS.md rule behind each decision, for events and
 	// for the explanation shown with each item.
 	Rules RuleIDs `json:"rules"`
@@ -160,4 +166,7 @@ type RuleIDs struct {
 	HeadOnly   string `json:"headOnly,omitempty"`   // items expire only at the head of the queue
 	// SessionLock is the rule of a session lock running out (Sessions).
 	SessionLock string `json:"sessionLock,omitempty"`
+	// Limit is the rule of an item dropped, dead-lettered or refused for
+	// the entity's caps (MaxItems, MaxBytes).
+	Limit string `json:"limit,omitempty"`
 }

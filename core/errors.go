@@ -21,6 +21,9 @@ const (
 	// out, it was released, or another holder has it now).
 	ESESSIONLOCKLOST = "session_lock_lost"
 	ENOSESSION       = "no_session" // no session is available to accept
+	// EFULL: the entity is at its length limit and refuses new items
+	// (Policy.Overflow RejectNew, RejectNewDeadLetter).
+	EFULL = "full"
 )
 
 // Error is lapse's one domain error: a code from the list above and a

@@ -33,6 +33,9 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 	if err := enqueueable(ent, it); err != nil {
 		return Item{}, err
 	}
+	if err := e.admit(ent, &it); err != nil {
+		return Item{}, err
+	}
 	x := e.newItem()
 	x.Item = Item{
 		Key: it.Key, Group: it.Group, Body: it.Body, Meta: it.Meta, TTL: it.TTL, Persistent: it.Persistent,
@@ -77,7 +80,11 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 	e.add(ent, x)
 	ent.stats.Received++
 	e.putOp(ent, x)
-	return x.Item, nil
+	out := x.Item // makeRoom may drop x itself and reuse it
+	if ent.Policy.Overflow == DropHead {
+		e.makeRoom(ent)
+	}
+	return out, nil
 }
 
 // Receive hands out the head of entity k locked until lockUntil (zero: until

@@ -146,6 +146,10 @@ func (e *Engine) EnqueueHanded(now time.Time, k EntityKey, it Item, h Handoff) (
 	e.touch(ent, UseReceive)
 	switch h {
 	case HandTaken:
+		if err := e.admit(ent, &it); err != nil {
+			e.unlock()
+			return Item{}, false, nil, err
+		}
 		ent.LastSeq++
 		it.Seq = ent.LastSeq
 		it.EnqueuedAt, it.ModifiedAt = e.now, e.now

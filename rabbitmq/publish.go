@@ -271,56 +271,28 @@ func (s *Server) publish(vh string, m *message) (publishResult, error) {
 	return res, nil
 }
 
-// publish enqueues a message in the queue, under its length limit
-// (x-max-length, x-max-length-bytes: drop-head dead-letters the head with
-// reason maxlen, reject-publish refuses the message), handing it straight
-// to a consumer that can take it at once (RB-4).
-func (q *queue) publish(now time.Time, it core.Item) (*core.Commit, bool) {
-	e := q.s.e
-	st := q.getSettings()
-	limited := st.MaxLength != nil || st.MaxLengthBytes != nil
-	maxLen, maxBytes := -1, int64(-1)
-	if st.MaxLength != nil {
-		maxLen = int(*st.MaxLength)
-	}
-	if st.MaxLengthBytes != nil {
-		maxBytes = *st.MaxLengthBytes
-	}
-	if limited && st.Overflow != "drop-head" {
-		cnt, _, err := e.Counts(now, q.key)
-		if err != nil {
-			return nil, false
-		}
-		if maxLen >= 0 && cnt.Active+1 > maxLen || maxBytes >= 0 && cnt.ActiveBytes+int64(len(it.Body)) > maxBytes {
-			if st.Overflow == "reject-publish-dlx" {
-				c, _ := e.DeadLetterRefused(now, q.key, it, core.DeadLetterReason{Code: "maxlen",
-					Description: "the queue is full (reject-publish-dlx)", Rule: "RB-9"})
-				return c, true
-			}
-			return nil, true
-		}
-	}
-	var (
-		commit *core.Commit
-		taken  bool
-	)
+// publish enqueues a message in the queue, handing it straight to a
+// consumer that can take it at once (RB-4). The queue's length limit
+// (x-max-length, x-max-length-bytes, x-overflow) is its entity's policy,
+// kept by the engine within the same call (RB-9): drop-head dead-letters
+// the head with reason maxlen, reject-publish refuses the message (EFULL).
+// rejected reports a message the queue did not store, which its publisher
+// is nacked for: refused, or failed; a queue deleted since the routing
+// counts as not routed there, as it does in RabbitMQ.
+func (q *queue) publish(now time.Time, it core.Item) (commit *core.Commit, rejected bool) {
+	var err error
 	if q.nconsumers.Load() > 0 {
-		var handed bool
-		if commit, taken, handed = q.handOver(now, it); handed {
+		var taken, handed bool
+		commit, taken, handed, err = q.handOver(now, it)
+		if handed || taken && err == nil {
 			return commit, false
 		}
 	}
-	if !taken {
-		var err error
-		if _, commit, err = e.Enqueue(now, q.key, it); err != nil {
-			return nil, false
-		}
+	if err == nil {
+		_, commit, err = q.s.e.Enqueue(now, q.key, it)
 	}
-	if limited && st.Overflow == "drop-head" {
-		if _, c2, _ := e.DropHead(now, q.key, maxLen, maxBytes, core.DeadLetterReason{Code: "maxlen",
-			Description: "the queue is over its length limit", Rule: "RB-9"}); c2 != nil {
-			commit = c2
-		}
+	if err != nil {
+		return nil, core.ErrorCode(err) != core.ENOTFOUND
 	}
 	return commit, false
 }
@@ -331,13 +303,13 @@ func (q *queue) publish(now time.Time, it core.Item) (*core.Commit, bool) {
 // TTL of 0 reaches a consumer that can take it at once (RB-4), and it
 // spares every other message a trip through the dispatcher. taken reports
 // that the engine has the message, handed that it went to a consumer;
-// commit is the Commit of its write.
-func (q *queue) handOver(now time.Time, it core.Item) (commit *core.Commit, taken, handed bool) {
+// commit is the Commit of its write; err is the engine's refusal.
+func (q *queue) handOver(now time.Time, it core.Item) (commit *core.Commit, taken, handed bool, err error) {
 	q.dmu.Lock()
 	defer q.dmu.Unlock()
 	c, prev := q.pick()
 	if c == nil {
-		return nil, false, false
+		return nil, false, false, nil
 	}
 	h := core.HandLocked
 	if c.noAck {
@@ -346,13 +318,13 @@ func (q *queue) handOver(now time.Time, it core.Item) (commit *core.Commit, take
 	out, handed, commit, err := q.s.e.EnqueueHanded(now, q.key, it, h)
 	if err != nil {
 		q.unpick(c, prev)
-		return nil, true, false
+		return nil, false, false, err
 	}
 	if !handed {
 		q.unpick(c, prev)
 		q.signal()
-		return commit, true, false
+		return commit, true, false, nil
 	}
 	c.ch.deliver(c, q, out)
-	return commit, true, true
+	return commit, true, true, nil
 }

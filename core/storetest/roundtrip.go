@@ -107,6 +107,9 @@ func testEntityRoundTrip(t *testing.T, open Opener) {
 		withPolicy("NanosecondTTLs", func(p *core.Policy) { p.DefaultTTL, p.MaxTTL, p.IdleTTL = core.After(1), core.After(2), core.After(3) }),
 		withPolicy("UnsetTTLs", func(p *core.Policy) { p.DefaultTTL, p.MaxTTL, p.IdleTTL = core.NoTTL, core.NoTTL, core.NoTTL }),
 		withPolicy("LongestTTLs", func(p *core.Policy) { p.DefaultTTL = core.After(math.MaxInt64 - 1) }),
+		withPolicy("LengthLimits", func(p *core.Policy) {
+			p.MaxItems, p.MaxBytes, p.Overflow, p.Rules.Limit = core.CapAt(0), core.CapAt(math.MaxInt64), core.RejectNewDeadLetter, "RB-9"
+		}),
 		withCreated("CreatedAtEpoch", epoch),
 		withCreated("CreatedBefore1970", before1970),
 		withCreated("CreatedFarAhead", farFuture),

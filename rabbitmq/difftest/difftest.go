@@ -77,6 +77,7 @@ func Scenarios() []Scenario {
 		rawScenarios(),
 		connectionScenarios(),
 		dispatchScenarios(),
+		maxLengthScenarios(),
 	} {
 		all = append(all, group...)
 	}
