@@ -61,6 +61,11 @@ func (e *Engine) EnqueueBatch(now time.Time, ts []Target) ([]Item, *Commit, erro
 func (e *Engine) checkBatch(ts []Target) ([]*entity, error) {
 	ents := make([]*entity, len(ts))
 	var keys map[EntityKey]map[string]bool // the keys the batch takes
+	type room struct {
+		n    int
+		size int64
+	}
+	var rooms map[*entity]*room // what the batch adds to a capped entity that refuses new items
 	for i, t := range ts {
 		ent := e.entities[t.Key]
 		if ent == nil {
@@ -81,6 +86,23 @@ func (e *Engine) checkBatch(ts []Target) ([]*entity, error) {
 		}
 		if err := enqueueable(ent, t.Item); err != nil {
 			return nil, err
+		}
+		if p := &ent.Policy; p.limited() && p.Overflow != DropHead && t.Item.State != Scheduled {
+			// A batch is refused whole, as one enqueue is (admit).
+			if rooms == nil {
+				rooms = map[*entity]*room{}
+			}
+			r := rooms[ent]
+			if r == nil {
+				r = &room{}
+				rooms[ent] = r
+			}
+			r.n++
+			r.size += int64(len(t.Item.Body))
+			if ent.overLimit(r.n, r.size) {
+				return nil, Errorf(EFULL, "%s %q is full (%s items, %s bytes at most): it refuses the batch",
+					kindOrEntity(ent.Kind), ent.Name, p.MaxItems, p.MaxBytes)
+			}
 		}
 		if k := t.Item.Key; k != "" {
 			if keys[t.Key][k] {

@@ -15,6 +15,7 @@ func MustBatchFixture(tb testing.TB) (*dlFixture, core.EntityKey) {
 	tb.Helper()
 	f := MustDLFixture(tb)
 	s := f.MustCreate("s", core.Policy{Sessions: true})
+	f.MustCreate("capped", core.Policy{MaxItems: core.CapAt(1), Overflow: core.RejectNew})
 	return f, s
 }
 
@@ -37,6 +38,9 @@ func TestEnqueueBatchStoresAllOrNothing(t *testing.T) {
 		{"NoEntity", core.ENOTFOUND, core.Target{Key: key("gone"), Item: item("b", "")}},
 		{"ScheduledWithoutTime", core.EINVALID, core.Target{Key: key("q"), Item: core.Item{Body: []byte("b"), State: core.Scheduled}}},
 		{"KeyTwice", core.ECONFLICT, core.Target{Key: key("dlq"), Item: core.Item{Key: "k", Body: []byte("b")}}},
+		// The batch's first item to "capped" fits its cap, the second does
+		// not: neither is stored (RB-9's reject-publish, kept by a batch).
+		{"PastACap", core.EFULL, core.Target{Key: key("capped"), Item: item("b", "")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, s := MustBatchFixture(t)
@@ -44,6 +48,7 @@ func TestEnqueueBatchStoresAllOrNothing(t *testing.T) {
 			ts := []core.Target{
 				{Key: f.dlq, Item: core.Item{Key: "k", Body: []byte("a"), Persistent: true}},
 				{Key: s, Item: item("a", "g")},
+				{Key: key("capped"), Item: item("a", "")},
 				tc.bad,
 				{Key: f.q, Item: item("c", "")},
 			}
@@ -54,7 +59,7 @@ func TestEnqueueBatchStoresAllOrNothing(t *testing.T) {
 			if n := f.appends() - before; n != 0 {
 				t.Errorf("%d appends to the store, want none", n)
 			}
-			for _, k := range []core.EntityKey{f.q, f.dlq, s} {
+			for _, k := range []core.EntityKey{f.q, f.dlq, s, key("capped")} {
 				if its, err := f.e.Items(f.now(), k, 10); err != nil || len(its) != 0 {
 					t.Errorf("%s holds %d items (%v), want none", k.Name, len(its), err)
 				}
