@@ -1,0 +1,145 @@
+package core
+
+import "time"
+
+// The rule for the engine's operations (issue 25.1, docs/architecture.md,
+// "The engine's operations"): an exported method of the Engine (or of a
+// Holder) never takes the engine's lock itself. It hands its work, as a
+// function, to run or to one of its scoped variants below, which own the
+// steps every operation needs, in order:
+//
+//  1. take the lock and apply everything that fell due up to now
+//     (catch-up: no operation ever sees an item whose due time passed);
+//  2. arm the panic guard (guard.go), so that a panic of the engine's own
+//     code releases the lock;
+//  3. look the target up (an entity, a live item, a locked item, a held
+//     session, a locked item of a held session), failing as the engine
+//     always has (ENOTFOUND, ELOCKLOST, EPRECONDITION, ESESSIONLOCKLOST);
+//  4. run the operation;
+//  5. flush (apply what the operation made due now, hand its changes to
+//     the Store), release the lock and queue the hooks (hooks.go), on
+//     every path, an error's included: what an operation changed before
+//     it failed is flushed all the same;
+//  6. hand back the operation's Commit, or none when it failed.
+//
+// A test (TestIssue25_1...) checks that no exported method calls lock,
+// unlock, guard, release or mu.Lock directly. What takes the lock without
+// catching up (a read of the event log, NextDue, Register) goes through
+// locked.
+//
+// The functions are generic rather than methods, and take their operation
+// as a closure that does not escape: no operation allocates for them.
+
+// none is the result of an operation that returns nothing but its error.
+type none = struct{}
+
+// lock takes the engine's lock and applies everything due up to now. It
+// notes where the event log stood, for Advance's count.
+func (e *Engine) lock(now time.Time) {
+	e.mu.Lock()
+	e.opEvents = e.events.next
+	e.catchUp(now)
+}
+
+// run runs fn as one operation of the engine at now (steps 1, 2, 4, 5
+// and 6 above). It returns what fn returned, and the Commit of the
+// operation's changes unless fn failed.
+func run[T any](e *Engine, now time.Time, fn func() (T, error)) (T, *Commit, error) {
+	e.lock(now)
+	defer e.guard()
+	out, err := fn()
+	c := e.unlock()
+	if err != nil {
+		return out, nil, err
+	}
+	return out, c, nil
+}
+
+// runEntity is run for an operation on entity k: ENOTFOUND when there is
+// none.
+func runEntity[T any](e *Engine, now time.Time, k EntityKey, fn func(*entity) (T, error)) (T, *Commit, error) {
+	return run(e, now, func() (T, error) {
+		ent, err := e.entityLocked(k)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return fn(ent)
+	})
+}
+
+// runItem is run for an operation on live item seq of entity k, in any
+// state: ENOTFOUND when there is no such entity or item.
+func runItem[T any](e *Engine, now time.Time, k EntityKey, seq uint64, fn func(*item) (T, error)) (T, *Commit, error) {
+	return run(e, now, func() (T, error) {
+		x, err := e.itemLocked(k, seq)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return fn(x)
+	})
+}
+
+// runLocked is run for a settlement of item seq of entity k: ENOTFOUND
+// when there is no such entity, ELOCKLOST when the item is not locked.
+func runLocked[T any](e *Engine, now time.Time, k EntityKey, seq uint64, fn func(*item) (T, error)) (T, *Commit, error) {
+	return run(e, now, func() (T, error) {
+		x, err := e.lockedItem(k, seq)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return fn(x)
+	})
+}
+
+// runSessions is runEntity for an entity that must have sessions:
+// EPRECONDITION when it has none.
+func runSessions[T any](e *Engine, now time.Time, k EntityKey, fn func(*entity) (T, error)) (T, *Commit, error) {
+	return run(e, now, func() (T, error) {
+		ent, err := e.sessionsLocked(k)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return fn(ent)
+	})
+}
+
+// runHeld is runSessions for an operation of holder on session group,
+// which holder must hold: ESESSIONLOCKLOST when it does not (the lock ran
+// out, was released, or another holder has it now, SS-3).
+func runHeld[T any](e *Engine, now time.Time, k EntityKey, group, holder string, fn func(*session) (T, error)) (T, *Commit, error) {
+	return run(e, now, func() (T, error) {
+		s, err := e.heldLocked(k, group, holder)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return fn(s)
+	})
+}
+
+// runHeldItem is runHeld for a settlement of item seq of the session:
+// ELOCKLOST when it is not a locked item of that session.
+func runHeldItem[T any](e *Engine, now time.Time, k EntityKey, group, holder string, seq uint64, fn func(*item) (T, error)) (T, *Commit, error) {
+	return run(e, now, func() (T, error) {
+		x, err := e.heldItemLocked(k, group, holder, seq)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return fn(x)
+	})
+}
+
+// locked runs fn with the engine's lock held and no catch-up: for what
+// reads the engine as it stands (the event log, NextDue, an entity's
+// record) or sets what no due time depends on (Register, Unsubscribe). fn
+// must not change entities or items: nothing is flushed.
+func locked[T any](e *Engine, fn func() T) T {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return fn()
+}
