@@ -2,86 +2,100 @@ package core
 
 import "time"
 
-// This file holds the settlements of a session's items by the holder of the
-// session: each does what its plain namesake does (Complete, Release,
-// Unlock, Defer, DeadLetter, RenewLock, SetMeta), once it has checked, in
-// the same critical section, that holder holds session group of entity k
-// (else ESESSIONLOCKLOST: the session's lock ran out, was released, or
-// another holder has it now, SS-3) and that item seq is a locked item of
-// that session (else ELOCKLOST).
+// Holder is what the holder of a session may do with the items it
+// received from that session: settle them, renew their lock (the
+// session's) and change their Meta. Each method does what the Engine's
+// method of the same name does (Complete, Release, Unlock, Defer,
+// DeadLetter, RenewLock, SetMeta), once it has checked, in the same
+// critical section, that the holder holds the session (else
+// ESESSIONLOCKLOST: the session's lock ran out, was released, or another
+// holder has it now, SS-3) and that item seq is a locked item of that
+// session (else ELOCKLOST). A Holder is a value: making one takes no lock
+// and checks nothing, and it stays valid as long as the Engine.
+type Holder struct {
+	e      *Engine
+	k      EntityKey
+	group  string
+	holder string
+}
 
-// CompleteHeld removes a locked item of holder's session, as Complete does.
-func (e *Engine) CompleteHeld(now time.Time, k EntityKey, group, holder string, seq uint64) (*Commit, error) {
-	_, c, err := runHeldItem(e, now, k, group, holder, seq, func(x *item) (none, error) {
-		e.removeItem(x)
+// Holder returns the handle of holder on session group of entity k.
+func (e *Engine) Holder(k EntityKey, group, holder string) Holder {
+	return Holder{e: e, k: k, group: group, holder: holder}
+}
+
+// Complete removes a locked item of the session, as Engine.Complete does.
+func (h Holder) Complete(now time.Time, seq uint64) (*Commit, error) {
+	_, c, err := runHeldItem(h.e, now, h.k, h.group, h.holder, seq, func(x *item) (none, error) {
+		h.e.removeItem(x)
 		return none{}, nil
 	})
 	return c, err
 }
 
-// ReleaseHeld returns a locked item of holder's session to its place
-// (abandon), as Release does: it is the next the session hands out.
-func (e *Engine) ReleaseHeld(now time.Time, k EntityKey, group, holder string, seq uint64) error {
-	_, _, err := runHeldItem(e, now, k, group, holder, seq, func(x *item) (none, error) {
-		e.unlockItem(x, e.now)
+// Release returns a locked item of the session to its place (abandon), as
+// Engine.Release does: it is the next the session hands out.
+func (h Holder) Release(now time.Time, seq uint64) error {
+	_, _, err := runHeldItem(h.e, now, h.k, h.group, h.holder, seq, func(x *item) (none, error) {
+		h.e.unlockItem(x, h.e.now)
 		return none{}, nil
 	})
 	return err
 }
 
-// UnlockHeld returns a locked item of holder's session to its place
-// without counting the delivery, as Unlock does.
-func (e *Engine) UnlockHeld(now time.Time, k EntityKey, group, holder string, seq uint64) error {
-	_, _, err := runHeldItem(e, now, k, group, holder, seq, func(x *item) (none, error) {
+// Unlock returns a locked item of the session to its place without
+// counting the delivery, as Engine.Unlock does.
+func (h Holder) Unlock(now time.Time, seq uint64) error {
+	_, _, err := runHeldItem(h.e, now, h.k, h.group, h.holder, seq, func(x *item) (none, error) {
 		if x.DeliveryCount > 0 {
 			x.DeliveryCount--
 		}
-		e.unlockItem(x, e.now)
+		h.e.unlockItem(x, h.e.now)
 		return none{}, nil
 	})
 	return err
 }
 
-// DeferHeld sets a locked item of holder's session aside, as Defer does;
+// Defer sets a locked item of the session aside, as Engine.Defer does;
 // TakeDeferredSession takes it back.
-func (e *Engine) DeferHeld(now time.Time, k EntityKey, group, holder string, seq uint64) (*Commit, error) {
-	_, c, err := runHeldItem(e, now, k, group, holder, seq, func(x *item) (none, error) {
-		e.deferItem(x)
+func (h Holder) Defer(now time.Time, seq uint64) (*Commit, error) {
+	_, c, err := runHeldItem(h.e, now, h.k, h.group, h.holder, seq, func(x *item) (none, error) {
+		h.e.deferItem(x)
 		return none{}, nil
 	})
 	return c, err
 }
 
-// DeadLetterHeld dead-letters a locked item of holder's session, as
-// DeadLetter does.
-func (e *Engine) DeadLetterHeld(now time.Time, k EntityKey, group, holder string, seq uint64, why DeadLetterReason) (*Commit, error) {
-	_, c, err := runHeldItem(e, now, k, group, holder, seq, func(x *item) (none, error) {
-		e.deadLetter(x, why)
+// DeadLetter dead-letters a locked item of the session, as
+// Engine.DeadLetter does.
+func (h Holder) DeadLetter(now time.Time, seq uint64, why DeadLetterReason) (*Commit, error) {
+	_, c, err := runHeldItem(h.e, now, h.k, h.group, h.holder, seq, func(x *item) (none, error) {
+		h.e.deadLetter(x, why)
 		return none{}, nil
 	})
 	return c, err
 }
 
-// RenewLockHeld renews the lock of a locked item of holder's session. An
-// item of a session has no lock of its own, only its session's: this
-// renews the session's lock to until, as RenewSession does, and returns
-// the item with it.
-func (e *Engine) RenewLockHeld(now time.Time, k EntityKey, group, holder string, seq uint64, until time.Time) (Item, error) {
-	it, _, err := runHeldItem(e, now, k, group, holder, seq, func(x *item) (Item, error) {
-		e.lockSession(itemSession(x), holder, until)
+// RenewLock renews the lock of a locked item of the session. An item of a
+// session has no lock of its own, only its session's: this renews the
+// session's lock to until, as RenewSession does, and returns the item
+// with it.
+func (h Holder) RenewLock(now time.Time, seq uint64, until time.Time) (Item, error) {
+	it, _, err := runHeldItem(h.e, now, h.k, h.group, h.holder, seq, func(x *item) (Item, error) {
+		h.e.lockSession(itemSession(x), h.holder, until)
 		return x.Item, nil
 	})
 	return it, err
 }
 
-// SetMetaHeld replaces the Meta of a locked item of holder's session, as
-// SetMeta does (properties-to-modify before an abandon, defer or
+// SetMeta replaces the Meta of a locked item of the session, as
+// Engine.SetMeta does (properties-to-modify before an abandon, defer or
 // dead-letter).
-func (e *Engine) SetMetaHeld(now time.Time, k EntityKey, group, holder string, seq uint64, meta []byte) (*Commit, error) {
-	_, c, err := runHeldItem(e, now, k, group, holder, seq, func(x *item) (none, error) {
+func (h Holder) SetMeta(now time.Time, seq uint64, meta []byte) (*Commit, error) {
+	_, c, err := runHeldItem(h.e, now, h.k, h.group, h.holder, seq, func(x *item) (none, error) {
 		x.Meta = meta
-		x.ModifiedAt = e.now
-		e.putOp(x.ent, x)
+		x.ModifiedAt = h.e.now
+		h.e.putOp(x.ent, x)
 		return none{}, nil
 	})
 	return c, err
