@@ -22,10 +22,10 @@ import "time"
 //     it failed is flushed all the same;
 //  6. hand back the operation's Commit, or none when it failed.
 //
-// A test (TestIssue25_1...) checks that no exported method calls lock,
-// unlock, guard, release or mu.Lock directly. What takes the lock without
-// catching up (a read of the event log, NextDue, Register) goes through
-// locked.
+// TestIssue25_1_OperationsRunThroughTheWrapper checks that no exported
+// method of the Engine or of a Holder calls lock, unlock, guard, catchUp,
+// flush or mu.Lock itself. What takes the lock without catching up (a
+// read of the event log, NextDue, Register) goes through locked.
 //
 // The functions are generic rather than methods, and take their operation
 // as a closure that does not escape: no operation allocates for them.
