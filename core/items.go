@@ -8,21 +8,23 @@ import "time"
 // LockedUntil (zero for no lock expiry), for an item handed to a consumer on
 // arrival (RB-4). The engine sets Seq, the times, the due time and the rule.
 // Body and Meta belong to the engine afterwards: do not modify them.
-func (e *Engine) Enqueue(now time.Time, k EntityKey, it Item) (Item, *Commit, error) {
-	return runEntity(e, now, k, func(ent *entity) (Item, error) {
+func (e *Engine) Enqueue(now time.Time, k EntityKey, it Item) (out Item, c *Commit, err error) {
+	_, c, err = runEntity(e, now, k, func(ent *entity) (none, error) {
 		e.written = now
-		out, err := e.enqueueLocked(ent, it)
+		w, err := e.enqueueLocked(ent, it)
 		e.written = time.Time{}
 		if err != nil {
-			return Item{}, err
+			return none{}, err
 		}
-		if out.State == Scheduled {
+		if w.State == Scheduled {
 			e.touch(ent, UseSchedule)
 		} else {
 			e.touch(ent, UseSend)
 		}
-		return out, nil
+		out = w
+		return none{}, nil
 	})
+	return out, c, err
 }
 
 func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
@@ -89,21 +91,21 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 // is available. Expired items are never handed out (SB-6, RB-3). An entity
 // with sessions is EPRECONDITION: ReceiveSession serves it.
 func (e *Engine) Receive(now time.Time, k EntityKey, lockUntil time.Time) (it Item, found bool, err error) {
-	it, _, err = runEntity(e, now, k, func(ent *entity) (Item, error) {
+	_, _, err = runEntity(e, now, k, func(ent *entity) (none, error) {
 		if ent.Policy.Sessions {
-			return Item{}, errNeedsSession(ent)
+			return none{}, errNeedsSession(ent)
 		}
 		e.touch(ent, UseReceive)
 		x := e.takeReady(ent)
 		if x == nil {
-			return Item{}, nil
+			return none{}, nil
 		}
 		e.lockItem(x, lockUntil)
 		if ent.Policy.HeadOnly {
 			e.armHead(ent)
 		}
-		found = true
-		return x.Item, nil
+		it, found = x.Item, true
+		return none{}, nil
 	})
 	return it, found, err
 }
@@ -112,20 +114,20 @@ func (e *Engine) Receive(now time.Time, k EntityKey, lockUntil time.Time) (it It
 // auto-ack), counting a delivery. An entity with sessions is
 // EPRECONDITION: TakeSession serves it.
 func (e *Engine) Take(now time.Time, k EntityKey) (it Item, found bool, c *Commit, err error) {
-	it, c, err = runEntity(e, now, k, func(ent *entity) (Item, error) {
+	_, c, err = runEntity(e, now, k, func(ent *entity) (none, error) {
 		if ent.Policy.Sessions {
-			return Item{}, errNeedsSession(ent)
+			return none{}, errNeedsSession(ent)
 		}
 		e.touch(ent, UseReceive)
 		x := e.takeReady(ent)
 		if x == nil {
-			return Item{}, nil
+			return none{}, nil
 		}
 		x.DeliveryCount++
 		ent.stats.Delivered++
 		e.removeItem(x)
-		found = true
-		return x.Item, nil
+		it, found = x.Item, true
+		return none{}, nil
 	})
 	return it, found, c, err
 }
@@ -188,16 +190,17 @@ func (e *Engine) Release(now time.Time, k EntityKey, seq uint64) error {
 
 // RenewLock extends a locked item's lock to until. An item of a session
 // has its session's lock: EPRECONDITION, Holder.RenewLock renews that.
-func (e *Engine) RenewLock(now time.Time, k EntityKey, seq uint64, until time.Time) (Item, error) {
-	it, _, err := runLocked(e, now, k, seq, func(x *item) (Item, error) {
+func (e *Engine) RenewLock(now time.Time, k EntityKey, seq uint64, until time.Time) (it Item, err error) {
+	_, _, err = runLocked(e, now, k, seq, func(x *item) (none, error) {
 		if x.ent.Policy.Sessions {
 			// Its lock is its session's: Holder.RenewLock renews that.
-			return Item{}, errNeedsSession(x.ent)
+			return none{}, errNeedsSession(x.ent)
 		}
 		x.LockedUntil = until
 		e.timers.remove(&x.t)
 		e.armLock(x)
-		return x.Item, nil
+		it = x.Item
+		return none{}, nil
 	})
 	return it, err
 }
@@ -225,17 +228,17 @@ func (e *Engine) deferItem(x *item) {
 // deferred item. An entity with sessions is EPRECONDITION:
 // TakeDeferredSession serves it.
 func (e *Engine) TakeDeferred(now time.Time, k EntityKey, seq uint64, lockUntil time.Time) (it Item, found bool, c *Commit, err error) {
-	it, c, err = runEntity(e, now, k, func(ent *entity) (Item, error) {
+	_, c, err = runEntity(e, now, k, func(ent *entity) (none, error) {
 		if ent.Policy.Sessions {
-			return Item{}, errNeedsSession(ent)
+			return none{}, errNeedsSession(ent)
 		}
 		x := e.deferredToTake(ent, seq, "")
 		if x == nil {
-			return Item{}, nil
+			return none{}, nil
 		}
 		e.lockItem(x, lockUntil)
-		found = true
-		return x.Item, nil
+		it, found = x.Item, true
+		return none{}, nil
 	})
 	return it, found, c, err
 }
@@ -319,15 +322,14 @@ func (e *Engine) Peek(now time.Time, k EntityKey, from uint64, max int) ([]Item,
 
 // Get returns the item of entity k with key key, if it is there and not
 // expired (CO-6).
-func (e *Engine) Get(now time.Time, k EntityKey, key string) (Item, bool, error) {
-	found := false
-	it, _, err := runEntity(e, now, k, func(ent *entity) (Item, error) {
+func (e *Engine) Get(now time.Time, k EntityKey, key string) (it Item, found bool, err error) {
+	_, _, err = runEntity(e, now, k, func(ent *entity) (none, error) {
 		x := ent.keys[key]
 		if x == nil {
-			return Item{}, nil
+			return none{}, nil
 		}
-		found = true
-		return x.Item, nil
+		it, found = x.Item, true
+		return none{}, nil
 	})
 	return it, found, err
 }
@@ -335,22 +337,24 @@ func (e *Engine) Get(now time.Time, k EntityKey, key string) (Item, bool, error)
 // Put writes the item with it.Key in entity k, replacing one of that key if
 // there is one. The written item gets a new Seq and ModifiedAt = now, so its
 // TTL restarts (CO-1) and Seq order is modification order.
-func (e *Engine) Put(now time.Time, k EntityKey, it Item) (Item, *Commit, error) {
+func (e *Engine) Put(now time.Time, k EntityKey, it Item) (out Item, c *Commit, err error) {
 	if it.Key == "" {
 		return Item{}, nil, Errorf(EINVALID, "Put needs an item key")
 	}
-	return runEntity(e, now, k, func(ent *entity) (Item, error) {
+	_, c, err = runEntity(e, now, k, func(ent *entity) (none, error) {
 		if old := ent.keys[it.Key]; old != nil {
 			e.removeItem(old)
 		}
 		it.State = Active
-		out, err := e.enqueueLocked(ent, it)
+		w, err := e.enqueueLocked(ent, it)
 		if err != nil {
-			return Item{}, err
+			return none{}, err
 		}
 		e.touch(ent, UseSend)
-		return out, nil
+		out = w
+		return none{}, nil
 	})
+	return out, c, err
 }
 
 // Write removes the items with keys remove and writes the keyed items put

@@ -28,7 +28,10 @@ import "time"
 // read of the event log, NextDue, Register) goes through locked.
 //
 // The functions are generic rather than methods, and take their operation
-// as a closure that does not escape: no operation allocates for them.
+// as a closure that does not escape: no operation allocates for them. An
+// operation that hands back an Item sets its method's named result from
+// inside the closure rather than returning it through the wrapper, where
+// each level would copy the Item's 288 bytes.
 
 // none is the result of an operation that returns nothing but its error.
 type none = struct{}
@@ -44,94 +47,99 @@ func (e *Engine) lock(now time.Time) {
 // run runs fn as one operation of the engine at now (steps 1, 2, 4, 5
 // and 6 above). It returns what fn returned, and the Commit of the
 // operation's changes unless fn failed.
-func run[T any](e *Engine, now time.Time, fn func() (T, error)) (T, *Commit, error) {
+func run[T any](e *Engine, now time.Time, fn func() (T, error)) (out T, c *Commit, err error) {
 	e.lock(now)
 	defer e.guard()
-	out, err := fn()
+	out, err = fn()
+	return out, e.end(err), err
+}
+
+// end ends an operation that took the lock (steps 5 and 6): it flushes,
+// unlocks and returns the operation's Commit, nil when it failed with err.
+func (e *Engine) end(err error) *Commit {
 	c := e.unlock()
 	if err != nil {
-		return out, nil, err
+		return nil
 	}
-	return out, c, nil
+	return c
 }
+
+// The scoped variants look their target up (step 3) and hand it to fn;
+// when the lookup fails, they end the operation with its error and a zero
+// T. Each is written out rather than as a run of a closure, which would
+// cost every operation a second indirect call.
 
 // runEntity is run for an operation on entity k: ENOTFOUND when there is
 // none.
-func runEntity[T any](e *Engine, now time.Time, k EntityKey, fn func(*entity) (T, error)) (T, *Commit, error) {
-	return run(e, now, func() (T, error) {
-		ent, err := e.entityLocked(k)
-		if err != nil {
-			var zero T
-			return zero, err
-		}
-		return fn(ent)
-	})
+func runEntity[T any](e *Engine, now time.Time, k EntityKey, fn func(*entity) (T, error)) (out T, c *Commit, err error) {
+	e.lock(now)
+	defer e.guard()
+	var ent *entity
+	if ent, err = e.entityLocked(k); err == nil {
+		out, err = fn(ent)
+	}
+	return out, e.end(err), err
 }
 
 // runItem is run for an operation on live item seq of entity k, in any
 // state: ENOTFOUND when there is no such entity or item.
-func runItem[T any](e *Engine, now time.Time, k EntityKey, seq uint64, fn func(*item) (T, error)) (T, *Commit, error) {
-	return run(e, now, func() (T, error) {
-		x, err := e.itemLocked(k, seq)
-		if err != nil {
-			var zero T
-			return zero, err
-		}
-		return fn(x)
-	})
+func runItem[T any](e *Engine, now time.Time, k EntityKey, seq uint64, fn func(*item) (T, error)) (out T, c *Commit, err error) {
+	e.lock(now)
+	defer e.guard()
+	var x *item
+	if x, err = e.itemLocked(k, seq); err == nil {
+		out, err = fn(x)
+	}
+	return out, e.end(err), err
 }
 
 // runLocked is run for a settlement of item seq of entity k: ENOTFOUND
 // when there is no such entity, ELOCKLOST when the item is not locked.
-func runLocked[T any](e *Engine, now time.Time, k EntityKey, seq uint64, fn func(*item) (T, error)) (T, *Commit, error) {
-	return run(e, now, func() (T, error) {
-		x, err := e.lockedItem(k, seq)
-		if err != nil {
-			var zero T
-			return zero, err
-		}
-		return fn(x)
-	})
+func runLocked[T any](e *Engine, now time.Time, k EntityKey, seq uint64, fn func(*item) (T, error)) (out T, c *Commit, err error) {
+	e.lock(now)
+	defer e.guard()
+	var x *item
+	if x, err = e.lockedItem(k, seq); err == nil {
+		out, err = fn(x)
+	}
+	return out, e.end(err), err
 }
 
 // runSessions is runEntity for an entity that must have sessions:
 // EPRECONDITION when it has none.
-func runSessions[T any](e *Engine, now time.Time, k EntityKey, fn func(*entity) (T, error)) (T, *Commit, error) {
-	return run(e, now, func() (T, error) {
-		ent, err := e.sessionsLocked(k)
-		if err != nil {
-			var zero T
-			return zero, err
-		}
-		return fn(ent)
-	})
+func runSessions[T any](e *Engine, now time.Time, k EntityKey, fn func(*entity) (T, error)) (out T, c *Commit, err error) {
+	e.lock(now)
+	defer e.guard()
+	var ent *entity
+	if ent, err = e.sessionsLocked(k); err == nil {
+		out, err = fn(ent)
+	}
+	return out, e.end(err), err
 }
 
 // runHeld is runSessions for an operation of holder on session group,
 // which holder must hold: ESESSIONLOCKLOST when it does not (the lock ran
 // out, was released, or another holder has it now, SS-3).
-func runHeld[T any](e *Engine, now time.Time, k EntityKey, group, holder string, fn func(*session) (T, error)) (T, *Commit, error) {
-	return run(e, now, func() (T, error) {
-		s, err := e.heldLocked(k, group, holder)
-		if err != nil {
-			var zero T
-			return zero, err
-		}
-		return fn(s)
-	})
+func runHeld[T any](e *Engine, now time.Time, k EntityKey, group, holder string, fn func(*session) (T, error)) (out T, c *Commit, err error) {
+	e.lock(now)
+	defer e.guard()
+	var s *session
+	if s, err = e.heldLocked(k, group, holder); err == nil {
+		out, err = fn(s)
+	}
+	return out, e.end(err), err
 }
 
 // runHeldItem is runHeld for a settlement of item seq of the session:
 // ELOCKLOST when it is not a locked item of that session.
-func runHeldItem[T any](e *Engine, now time.Time, k EntityKey, group, holder string, seq uint64, fn func(*item) (T, error)) (T, *Commit, error) {
-	return run(e, now, func() (T, error) {
-		x, err := e.heldItemLocked(k, group, holder, seq)
-		if err != nil {
-			var zero T
-			return zero, err
-		}
-		return fn(x)
-	})
+func runHeldItem[T any](e *Engine, now time.Time, k EntityKey, group, holder string, seq uint64, fn func(*item) (T, error)) (out T, c *Commit, err error) {
+	e.lock(now)
+	defer e.guard()
+	var x *item
+	if x, err = e.heldItemLocked(k, group, holder, seq); err == nil {
+		out, err = fn(x)
+	}
+	return out, e.end(err), err
 }
 
 // locked runs fn with the engine's lock held and no catch-up: for what

@@ -127,10 +127,10 @@ const (
 // delivered rather than expired (RB-4). Otherwise, and always for an
 // entity with sessions, it is enqueued as Enqueue does and handed is false.
 func (e *Engine) EnqueueHanded(now time.Time, k EntityKey, it Item, h Handoff) (out Item, handed bool, c *Commit, err error) {
-	out, c, err = runEntity(e, now, k, func(ent *entity) (Item, error) {
+	_, c, err = runEntity(e, now, k, func(ent *entity) (none, error) {
 		var err error
 		out, handed, err = e.enqueueHanded(ent, it, h)
-		return out, err
+		return none{}, err
 	})
 	return out, handed, c, err
 }

@@ -103,15 +103,15 @@ func (e *Engine) ReleaseSession(now time.Time, k EntityKey, group, holder string
 // session has no available item. ESESSIONLOCKLOST when holder does not
 // hold the session. It counts a delivery and a receive (UseReceive).
 func (e *Engine) ReceiveSession(now time.Time, k EntityKey, group, holder string) (it Item, found bool, err error) {
-	it, _, err = runHeld(e, now, k, group, holder, func(s *session) (Item, error) {
+	_, _, err = runHeld(e, now, k, group, holder, func(s *session) (none, error) {
 		e.touch(s.ent, UseReceive)
 		x := e.takeSessionReady(s)
 		if x == nil {
-			return Item{}, nil
+			return none{}, nil
 		}
 		e.lockSessionItem(s, x)
-		found = true
-		return x.Item, nil
+		it, found = x.Item, true
+		return none{}, nil
 	})
 	return it, found, err
 }
@@ -119,18 +119,18 @@ func (e *Engine) ReceiveSession(now time.Time, k EntityKey, group, holder string
 // TakeSession removes and returns the next available item of session group
 // of entity k (receive-and-delete), as ReceiveSession finds it.
 func (e *Engine) TakeSession(now time.Time, k EntityKey, group, holder string) (it Item, found bool, c *Commit, err error) {
-	it, c, err = runHeld(e, now, k, group, holder, func(s *session) (Item, error) {
+	_, c, err = runHeld(e, now, k, group, holder, func(s *session) (none, error) {
 		ent := s.ent
 		e.touch(ent, UseReceive)
 		x := e.takeSessionReady(s)
 		if x == nil {
-			return Item{}, nil
+			return none{}, nil
 		}
 		x.DeliveryCount++
 		ent.stats.Delivered++
 		e.removeItem(x)
-		found = true
-		return x.Item, nil
+		it, found = x.Item, true
+		return none{}, nil
 	})
 	return it, found, c, err
 }
@@ -141,14 +141,14 @@ func (e *Engine) TakeSession(now time.Time, k EntityKey, group, holder string) (
 // false when the session has no such deferred item. ESESSIONLOCKLOST when
 // holder does not hold the session.
 func (e *Engine) TakeDeferredSession(now time.Time, k EntityKey, group, holder string, seq uint64) (it Item, found bool, c *Commit, err error) {
-	it, c, err = runHeld(e, now, k, group, holder, func(s *session) (Item, error) {
+	_, c, err = runHeld(e, now, k, group, holder, func(s *session) (none, error) {
 		x := e.deferredToTake(s.ent, seq, group)
 		if x == nil {
-			return Item{}, nil
+			return none{}, nil
 		}
 		e.lockSessionItem(s, x)
-		found = true
-		return x.Item, nil
+		it, found = x.Item, true
+		return none{}, nil
 	})
 	return it, found, c, err
 }

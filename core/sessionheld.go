@@ -80,10 +80,11 @@ func (h Holder) DeadLetter(now time.Time, seq uint64, why DeadLetterReason) (*Co
 // session has no lock of its own, only its session's: this renews the
 // session's lock to until, as RenewSession does, and returns the item
 // with it.
-func (h Holder) RenewLock(now time.Time, seq uint64, until time.Time) (Item, error) {
-	it, _, err := runHeldItem(h.e, now, h.k, h.group, h.holder, seq, func(x *item) (Item, error) {
+func (h Holder) RenewLock(now time.Time, seq uint64, until time.Time) (it Item, err error) {
+	_, _, err = runHeldItem(h.e, now, h.k, h.group, h.holder, seq, func(x *item) (none, error) {
 		h.e.lockSession(itemSession(x), h.holder, until)
-		return x.Item, nil
+		it = x.Item
+		return none{}, nil
 	})
 	return it, err
 }
