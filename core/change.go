@@ -24,15 +24,16 @@ type ChangeFunc func(read func(key string) (Item, bool)) (remove []string, put [
 // the items written, in the order of put, each with a new Seq and
 // ModifiedAt = now, so that its TTL restarts (CO-1).
 func (e *Engine) Change(now time.Time, k EntityKey, fn ChangeFunc) ([]Item, *Commit, error) {
-	ent, err := e.begin(now, k)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer e.guard()
+	return runEntity(e, now, k, func(ent *entity) ([]Item, error) {
+		return e.change(ent, now, fn)
+	})
+}
+
+// change is Change's operation on ent, written at now.
+func (e *Engine) change(ent *entity, now time.Time, fn ChangeFunc) ([]Item, error) {
 	remove, put, err := e.decide(ent, fn)
 	if err != nil {
-		e.unlock()
-		return nil, nil, err
+		return nil, err
 	}
 	for _, key := range remove {
 		if x := ent.keys[key]; x != nil {
@@ -51,8 +52,7 @@ func (e *Engine) Change(now time.Time, k EntityKey, fn ChangeFunc) ([]Item, *Com
 			e.written = time.Time{}
 			// Keyed active items are not refused, and the keys are
 			// checked before anything changed: nothing to undo.
-			e.unlock()
-			return nil, nil, err
+			return nil, err
 		}
 		out = append(out, w)
 	}
@@ -60,12 +60,12 @@ func (e *Engine) Change(now time.Time, k EntityKey, fn ChangeFunc) ([]Item, *Com
 	if len(put) > 0 {
 		e.touch(ent, UseSend)
 	}
-	return out, e.unlock(), nil
+	return out, nil
 }
 
 // decide runs fn on entity ent, with the engine's lock held, and checks
-// what it returns. Nothing has changed yet: if fn panics, Change's guard
-// releases the lock and the panic goes on as a *LockReleased.
+// what it returns. Nothing has changed yet: if fn panics, the operation's
+// guard (op.go) releases the lock and the panic goes on as a *LockReleased.
 func (e *Engine) decide(ent *entity, fn ChangeFunc) (remove []string, put []Item, err error) {
 	read := func(key string) (Item, bool) {
 		if x := ent.keys[key]; x != nil {

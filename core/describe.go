@@ -36,14 +36,15 @@ type DeadLetterInfo struct {
 // such hook or there is no entity k. It does not hold the engine's lock
 // while the hook runs.
 func (e *Engine) Describe(k EntityKey, it *Item) Description {
-	e.mu.Lock()
-	fn := e.protos[k.Protocol].Describe
-	ent := e.entities[k]
-	var en Entity
-	if ent != nil {
-		en = ent.Entity
-	}
-	e.mu.Unlock()
+	var fn func(*Entity, *Item) Description
+	var ent *entity
+	en := locked(e, func() Entity {
+		fn, ent = e.protos[k.Protocol].Describe, e.entities[k]
+		if ent == nil {
+			return Entity{}
+		}
+		return ent.Entity
+	})
 	if fn == nil || ent == nil {
 		return Description{}
 	}
@@ -70,16 +71,18 @@ type DeadLetterScan struct {
 // lock, and returns the first max of those that are dead letters (0 for
 // all) with their descriptions. It counts as no use of the entity.
 func (e *Engine) DeadLetters(now time.Time, k EntityKey, max, scan int) (DeadLetterScan, error) {
-	e.lock(now)
-	defer e.release()
-	ent, err := e.entityLocked(k)
-	if err != nil {
-		return DeadLetterScan{}, err
-	}
+	out, _, err := runEntity(e, now, k, func(ent *entity) (DeadLetterScan, error) {
+		return e.deadLetters(ent, max, scan), nil
+	})
+	return out, err
+}
+
+// deadLetters is DeadLetters' operation on ent.
+func (e *Engine) deadLetters(ent *entity, max, scan int) DeadLetterScan {
 	out := DeadLetterScan{Complete: true}
-	fn := e.protos[k.Protocol].Describe
+	fn := e.protos[ent.Protocol].Describe
 	if fn == nil {
-		return out, nil
+		return out
 	}
 	for i, n := 0, ent.all.length(); i < n; i++ {
 		x := ent.all.at(i)
@@ -104,14 +107,12 @@ func (e *Engine) DeadLetters(now time.Time, k EntityKey, max, scan int) (DeadLet
 		out.Items = append(out.Items, it)
 		out.Descriptions = append(out.Descriptions, d)
 	}
-	return out, nil
+	return out
 }
 
 // CanResubmit reports whether protocol's front-end resubmits dead letters
 // (it registered a Resubmit hook): only its entities can hold dead letters
 // to list and resubmit.
 func (e *Engine) CanResubmit(protocol string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.protos[protocol].Resubmit != nil
+	return locked(e, func() bool { return e.protos[protocol].Resubmit != nil })
 }

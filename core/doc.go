@@ -42,9 +42,10 @@
 //     AcceptSession (named, or the next free one with an available item),
 //     renews and releases it with RenewSession and ReleaseSession, hands
 //     out its items with ReceiveSession, TakeSession and
-//     TakeDeferredSession, settles them with the holder-checked CompleteHeld,
-//     ReleaseHeld, UnlockHeld, DeferHeld, DeadLetterHeld, RenewLockHeld and
-//     SetMetaHeld, browses one session with PeekSession, keeps its state
+//     TakeDeferredSession, settles them through the holder's handle
+//     (Engine.Holder), whose Complete, Release, Unlock, Defer, DeadLetter,
+//     RenewLock and SetMeta check the hold in the same critical section,
+//     browses one session with PeekSession, keeps its state
 //     with GetSessionState and SetSessionState, and lists the sessions with
 //     Sessions; a session lock runs out on the engine's clock like any
 //     other due time, and SessionAvailable wakes the receivers of a session;

@@ -27,6 +27,9 @@ type Engine struct {
 	notify   []EntityKey
 	deleted  []Entity
 	lastNext int64 // the earliest due time reported to Wake
+	// opEvents is the ID of the next event when the current operation took
+	// the lock, before its catch-up (op.go).
+	opEvents uint64
 	// incarnations numbers the entities created or loaded (Entity.Incarnation).
 	incarnations uint64
 	// lastCommit is the Commit of the latest Append: once it is done, every
@@ -166,16 +169,11 @@ const maxInt64 = int64(^uint64(0) >> 1)
 
 // Register sets the hooks of a protocol's front-end.
 func (e *Engine) Register(protocol string, h ProtocolHooks) {
-	e.mu.Lock()
-	e.protos[protocol] = h
-	e.lanes[protocol] = &hookLane{h: h}
-	e.mu.Unlock()
-}
-
-// lock takes the engine's lock and applies everything due up to now.
-func (e *Engine) lock(now time.Time) {
-	e.mu.Lock()
-	e.catchUp(now)
+	locked(e, func() none {
+		e.protos[protocol] = h
+		e.lanes[protocol] = &hookLane{h: h}
+		return none{}
+	})
 }
 
 // catchUp, with the lock held, moves the engine's time to now and applies
@@ -241,17 +239,13 @@ func (e *Engine) flush() *Commit {
 // recorded, and a Commit that is done once every change the engine has made
 // so far is durable, its own and those of other callers alike.
 func (e *Engine) Advance(now time.Time) (int, *Commit) {
-	e.mu.Lock()
-	before := e.events.next
-	e.catchUp(now)
-	n := int(e.events.next - before)
-	if c := e.unlock(); c != nil {
+	n, c, _ := run(e, now, func() (int, error) {
+		return int(e.events.next - e.opEvents), nil
+	})
+	if c != nil {
 		return n, c
 	}
-	e.mu.Lock()
-	c := e.lastCommit
-	e.mu.Unlock()
-	return n, c
+	return n, locked(e, func() *Commit { return e.lastCommit })
 }
 
 // WaitDurable returns once every change the engine has made so far is
@@ -267,22 +261,25 @@ func (e *Engine) WaitDurable(ctx context.Context) error {
 
 // LastEventID returns the ID of the latest event recorded, 0 if none.
 func (e *Engine) LastEventID() uint64 {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.events.next - 1
+	return locked(e, func() uint64 { return e.events.next - 1 })
 }
 
 // NextDue returns the earliest pending due time, if any.
 func (e *Engine) NextDue() (time.Time, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	t, ok := e.timers.min()
+	var ok bool
+	at := locked(e, func() int64 {
+		var t *timer
+		if t, ok = e.timers.min(); !ok {
+			e.lastNext = maxInt64
+			return 0
+		}
+		e.lastNext = t.at
+		return t.at
+	})
 	if !ok {
-		e.lastNext = maxInt64
 		return time.Time{}, false
 	}
-	e.lastNext = t.at
-	return time.Unix(0, t.at).UTC(), true
+	return time.Unix(0, at).UTC(), true
 }
 
 // Recover loads what the Store holds, restarts idle leases from now, and
@@ -293,98 +290,92 @@ func (e *Engine) Recover(ctx context.Context, now time.Time) error {
 	if e.cfg.Store == nil {
 		return nil
 	}
-	e.mu.Lock()
-	defer e.guard()
-	var cur *entity
-	err := e.cfg.Store.Load(ctx, func(en Entity) error {
-		e.incarnations++
-		en.Incarnation = e.incarnations
-		ent := newEntity(en)
-		e.entities[en.EntityKey] = ent
-		cur = ent
-		return nil
-	}, func(k EntityKey, it Item) error {
-		if cur == nil || cur.EntityKey != k {
-			cur = e.entities[k]
-			if cur == nil {
-				return Errorf(EINTERNAL, "store holds item %d of unknown entity %s", it.Seq, k)
+	_, _, err := run(e, now, func() (none, error) {
+		var cur *entity
+		err := e.cfg.Store.Load(ctx, func(en Entity) error {
+			e.incarnations++
+			en.Incarnation = e.incarnations
+			ent := newEntity(en)
+			e.entities[en.EntityKey] = ent
+			cur = ent
+			return nil
+		}, func(k EntityKey, it Item) error {
+			if cur == nil || cur.EntityKey != k {
+				cur = e.entities[k]
+				if cur == nil {
+					return Errorf(EINTERNAL, "store holds item %d of unknown entity %s", it.Seq, k)
+				}
 			}
+			if it.State == Locked {
+				it.State = Active
+				it.LockedUntil = time.Time{}
+			}
+			if it.Seq > cur.LastSeq {
+				cur.LastSeq = it.Seq
+			}
+			x := &item{Item: it}
+			x.t.idx = -1
+			if cur.Policy.Retroactive {
+				computeDue(cur, x)
+			}
+			e.add(cur, x) // a scheduled item whose time came while lapse was down is activated by runDue
+			return nil
+		}, e.loadSessionState)
+		if err != nil {
+			return none{}, err
 		}
-		if it.State == Locked {
-			it.State = Active
-			it.LockedUntil = time.Time{}
+		for _, ent := range e.entities {
+			ent.lastUsed = e.now
+			e.armIdle(ent)
 		}
-		if it.Seq > cur.LastSeq {
-			cur.LastSeq = it.Seq
+		for protocol, h := range e.protos {
+			if h.Recovered == nil {
+				continue
+			}
+			var ents []Entity
+			for _, ent := range e.sortedEntities(protocol) {
+				ents = append(ents, ent.Entity)
+			}
+			e.callRecovered(h.Recovered, protocol, ents)
 		}
-		x := &item{Item: it}
-		x.t.idx = -1
-		if cur.Policy.Retroactive {
-			computeDue(cur, x)
-		}
-		e.add(cur, x) // a scheduled item whose time came while lapse was down is activated by runDue
-		return nil
-	}, e.loadSessionState)
-	if err != nil {
-		e.mu.Unlock()
-		return err
-	}
-	if now.After(e.now) {
-		e.now = now
-	}
-	for _, ent := range e.entities {
-		ent.lastUsed = e.now
-		e.armIdle(ent)
-	}
-	for protocol, h := range e.protos {
-		if h.Recovered == nil {
-			continue
-		}
-		var ents []Entity
-		for _, ent := range e.sortedEntities(protocol) {
-			ents = append(ents, ent.Entity)
-		}
-		e.callRecovered(h.Recovered, protocol, ents)
-	}
-	e.runDue(e.now)
-	e.unlock()
-	return nil
+		e.runDue(e.now)
+		return none{}, nil
+	})
+	return err
 }
 
 // Reset drops every entity and item of every protocol.
 func (e *Engine) Reset(now time.Time) *Commit {
-	e.lock(now)
-	defer e.guard()
-	for _, ent := range e.entities {
-		e.dropEntity(ent)
-	}
-	clear(e.entities)
-	e.timers = nil
-	clear(e.sessionTimers)
-	e.ops = append(e.ops, Op{Kind: OpReset})
-	return e.unlock()
+	_, c, _ := run(e, now, func() (none, error) {
+		for _, ent := range e.entities {
+			e.dropEntity(ent)
+		}
+		clear(e.entities)
+		e.timers = nil
+		clear(e.sessionTimers)
+		e.ops = append(e.ops, Op{Kind: OpReset})
+		return none{}, nil
+	})
+	return c
 }
 
 // Events returns recorded events matching q, oldest first.
 func (e *Engine) Events(q EventQuery) []Event {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.events.query(q)
+	return locked(e, func() []Event { return e.events.query(q) })
 }
 
 // Subscribe returns a subscription to every event recorded from now on.
 // Events that do not fit in its buffer of size buf are dropped and counted.
 func (e *Engine) Subscribe(buf int) *Subscription {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.events.subscribe(buf)
+	return locked(e, func() *Subscription { return e.events.subscribe(buf) })
 }
 
 // Unsubscribe ends a subscription and closes its channel.
 func (e *Engine) Unsubscribe(s *Subscription) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.events.unsubscribe(s)
+	locked(e, func() none {
+		e.events.unsubscribe(s)
+		return none{}
+	})
 }
 
 // entityLocked returns the entity k or ENOTFOUND.

@@ -34,23 +34,21 @@ func (e *Engine) Create(now time.Time, en Entity) (Entity, *Commit, error) {
 	if en.Protocol == "" || en.Name == "" {
 		return Entity{}, nil, Errorf(EINVALID, "an entity needs a protocol and a name")
 	}
-	e.lock(now)
-	defer e.guard()
-	if e.entities[en.EntityKey] != nil {
-		e.unlock()
-		return Entity{}, nil, Errorf(ECONFLICT, "%s %q already exists", kindOrEntity(en.Kind), en.Name)
-	}
-	en.Created = e.now
-	en.LastSeq = 0
-	e.incarnations++
-	en.Incarnation = e.incarnations
-	ent := newEntity(en)
-	ent.lastUsed = e.now
-	e.entities[en.EntityKey] = ent
-	e.armIdle(ent)
-	e.entityOp(ent)
-	out := ent.Entity
-	return out, e.unlock(), nil
+	return run(e, now, func() (Entity, error) {
+		if e.entities[en.EntityKey] != nil {
+			return Entity{}, Errorf(ECONFLICT, "%s %q already exists", kindOrEntity(en.Kind), en.Name)
+		}
+		en.Created = e.now
+		en.LastSeq = 0
+		e.incarnations++
+		en.Incarnation = e.incarnations
+		ent := newEntity(en)
+		ent.lastUsed = e.now
+		e.entities[en.EntityKey] = ent
+		e.armIdle(ent)
+		e.entityOp(ent)
+		return ent.Entity, nil
+	})
 }
 
 // Update changes an entity through fn, which gets a copy to edit; its key,
@@ -58,20 +56,20 @@ func (e *Engine) Create(now time.Time, en Entity) (Entity, *Commit, error) {
 // enqueued afterwards (SB-12), or to every stored item when it is
 // Retroactive (CO-7). Updating counts as a use (UseUpdate).
 func (e *Engine) Update(now time.Time, k EntityKey, fn func(*Entity) error) (Entity, *Commit, error) {
-	ent, err := e.begin(now, k)
-	if err != nil {
-		return Entity{}, nil, err
-	}
-	defer e.guard()
+	return runEntity(e, now, k, func(ent *entity) (Entity, error) {
+		return e.update(ent, fn)
+	})
+}
+
+// update is Update's operation on ent.
+func (e *Engine) update(ent *entity, fn func(*Entity) error) (Entity, error) {
 	cp := ent.Entity
 	if err := fn(&cp); err != nil {
-		e.unlock()
-		return Entity{}, nil, err
+		return Entity{}, err
 	}
 	cp.EntityKey, cp.Created, cp.LastSeq, cp.Incarnation = ent.EntityKey, ent.Created, ent.LastSeq, ent.Incarnation
 	if cp.Policy.Sessions != ent.Policy.Sessions {
-		e.unlock()
-		return Entity{}, nil, Errorf(EINVALID, "whether %s %q has sessions cannot be changed", kindOrEntity(ent.Kind), ent.Name)
+		return Entity{}, Errorf(EINVALID, "whether %s %q has sessions cannot be changed", kindOrEntity(ent.Kind), ent.Name)
 	}
 	old, wasDurable := ent.Policy, ent.Durable
 	ent.Entity = cp
@@ -87,10 +85,10 @@ func (e *Engine) Update(now time.Time, k EntityKey, fn func(*Entity) error) (Ent
 	e.touch(ent, UseUpdate)
 	e.armIdle(ent)
 	if wasDurable && !cp.Durable {
-		e.ops = append(e.ops, Op{Kind: OpDeleteEntity, Key: k})
+		e.ops = append(e.ops, Op{Kind: OpDeleteEntity, Key: ent.EntityKey})
 	}
 	e.entityOp(ent)
-	return ent.Entity, e.unlock(), nil
+	return ent.Entity, nil
 }
 
 // rearm recomputes (for a retroactive policy) and re-arms every item's
@@ -122,24 +120,25 @@ func (e *Engine) rearm(ent *entity) {
 
 // Delete removes an entity and all its items.
 func (e *Engine) Delete(now time.Time, k EntityKey) (*Commit, error) {
-	ent, err := e.begin(now, k)
-	if err != nil {
-		return nil, err
-	}
-	defer e.guard()
-	e.deleteEntity(ent)
-	return e.unlock(), nil
+	_, c, err := runEntity(e, now, k, func(ent *entity) (none, error) {
+		e.deleteEntity(ent)
+		return none{}, nil
+	})
+	return c, err
 }
 
 // Entity returns a copy of entity k.
 func (e *Engine) Entity(k EntityKey) (Entity, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	ent := e.entities[k]
-	if ent == nil {
-		return Entity{}, false
-	}
-	return ent.Entity, true
+	found := false
+	en := locked(e, func() Entity {
+		ent := e.entities[k]
+		if ent == nil {
+			return Entity{}
+		}
+		found = true
+		return ent.Entity
+	})
+	return en, found
 }
 
 // Exists reports whether entity k is there at now, once what fell due up
@@ -147,33 +146,32 @@ func (e *Engine) Entity(k EntityKey) (Entity, bool) {
 // is 0): a front-end asks it when its own record of an entity may be of
 // one the engine has deleted and whose Deleted hook has not run yet.
 func (e *Engine) Exists(now time.Time, k EntityKey, inc uint64) bool {
-	e.lock(now)
-	defer e.release()
-	ent := e.entities[k]
-	return ent != nil && (inc == 0 || ent.Incarnation == inc)
+	ok, _, _ := run(e, now, func() (bool, error) {
+		ent := e.entities[k]
+		return ent != nil && (inc == 0 || ent.Incarnation == inc), nil
+	})
+	return ok
 }
 
 // Info returns entity k with its figures.
 func (e *Engine) Info(now time.Time, k EntityKey) (EntityInfo, error) {
-	e.lock(now)
-	defer e.release()
-	ent, err := e.entityLocked(k)
-	if err != nil {
-		return EntityInfo{}, err
-	}
-	return e.info(ent), nil
+	in, _, err := runEntity(e, now, k, func(ent *entity) (EntityInfo, error) {
+		return e.info(ent), nil
+	})
+	return in, err
 }
 
 // Entities returns every entity of protocol ("" for all) with its figures,
 // ordered by protocol and name.
 func (e *Engine) Entities(now time.Time, protocol string) []EntityInfo {
-	e.lock(now)
-	defer e.release()
-	ents := e.sortedEntities(protocol)
-	out := make([]EntityInfo, len(ents))
-	for i, ent := range ents {
-		out[i] = e.info(ent)
-	}
+	out, _, _ := run(e, now, func() ([]EntityInfo, error) {
+		ents := e.sortedEntities(protocol)
+		out := make([]EntityInfo, len(ents))
+		for i, ent := range ents {
+			out[i] = e.info(ent)
+		}
+		return out, nil
+	})
 	return out
 }
 
@@ -223,36 +221,30 @@ func (e *Engine) info(ent *entity) EntityInfo {
 // lease (SB-10, RB-8). Sends, receives and peeks touch their entity by
 // themselves.
 func (e *Engine) Touch(now time.Time, k EntityKey, u Use) error {
-	e.lock(now)
-	defer e.release()
-	ent, err := e.entityLocked(k)
-	if err != nil {
-		return err
-	}
-	e.touch(ent, u)
-	return nil
+	_, _, err := runEntity(e, now, k, func(ent *entity) (none, error) {
+		e.touch(ent, u)
+		return none{}, nil
+	})
+	return err
 }
 
 // Consumers changes entity k's consumer count by delta and returns it. The
 // idle timer of a policy with IdleOnlyWithoutConsumers stops while the
 // count is above zero and restarts from now when it drops to zero (RB-8).
 func (e *Engine) Consumers(now time.Time, k EntityKey, delta int) (int, error) {
-	e.lock(now)
-	defer e.release()
-	ent, err := e.entityLocked(k)
-	if err != nil {
-		return 0, err
-	}
-	ent.consumers += delta
-	if ent.consumers < 0 {
-		ent.consumers = 0
-	}
-	if delta > 0 {
-		e.touch(ent, UseConsume)
-	}
-	if ent.consumers == 0 {
-		ent.lastUsed = e.now
-	}
-	e.armIdle(ent)
-	return ent.consumers, nil
+	n, _, err := runEntity(e, now, k, func(ent *entity) (int, error) {
+		ent.consumers += delta
+		if ent.consumers < 0 {
+			ent.consumers = 0
+		}
+		if delta > 0 {
+			e.touch(ent, UseConsume)
+		}
+		if ent.consumers == 0 {
+			ent.lastUsed = e.now
+		}
+		e.armIdle(ent)
+		return ent.consumers, nil
+	})
+	return n, err
 }

@@ -15,9 +15,9 @@ import (
 //     aside (keepDeadLetter), with an event that says so.
 //   - A panic of the engine's own code (a bug in core or in the Store)
 //     releases the engine's lock and goes on to the caller, as a
-//     *LockReleased. Wherever the lock is held a guard is armed: lock and
-//     unlock arm their own, and a method arms guard (or release, in place
-//     of a deferred unlock) once it holds the lock. The first guard that
+//     *LockReleased. Wherever the lock is held a guard is armed: catch-up
+//     and flush arm their own, and every operation runs under the guard
+//     its wrapper arms (op.go). The first guard that
 //     recovers the panic releases the lock and panics again with a
 //     *LockReleased, which the guards further up let pass.
 //
@@ -84,16 +84,6 @@ func (e *Engine) guard() {
 	if r := recover(); r != nil {
 		e.abandon(r)
 	}
-}
-
-// release is unlock for a method that defers it, armed once the method
-// holds the lock: when the method panics, it releases the lock as guard
-// does; otherwise it unlocks.
-func (e *Engine) release() {
-	if r := recover(); r != nil {
-		e.abandon(r)
-	}
-	e.unlock()
 }
 
 // abandon ends the call of a method that panicked with v. Unless v is a

@@ -193,9 +193,7 @@ func (e *Engine) callHook(l *hookLane, c *hookCall) {
 // call has run, or with ctx's error. Call it holding no lock that a hook
 // may take, and never from a hook: it would wait for itself.
 func (e *Engine) WaitHooks(ctx context.Context) error {
-	e.mu.Lock()
-	lanes := e.lanes
-	e.mu.Unlock()
+	lanes := locked(e, func() map[string]*hookLane { return e.lanes })
 	var chans []chan struct{}
 	for _, l := range lanes {
 		l.mu.Lock()

@@ -8,25 +8,23 @@ import "time"
 // LockedUntil (zero for no lock expiry), for an item handed to a consumer on
 // arrival (RB-4). The engine sets Seq, the times, the due time and the rule.
 // Body and Meta belong to the engine afterwards: do not modify them.
-func (e *Engine) Enqueue(now time.Time, k EntityKey, it Item) (Item, *Commit, error) {
-	ent, err := e.begin(now, k)
-	if err != nil {
-		return Item{}, nil, err
-	}
-	defer e.guard()
-	e.written = now
-	out, err := e.enqueueLocked(ent, it)
-	e.written = time.Time{}
-	if err != nil {
-		e.unlock()
-		return Item{}, nil, err
-	}
-	if out.State == Scheduled {
-		e.touch(ent, UseSchedule)
-	} else {
-		e.touch(ent, UseSend)
-	}
-	return out, e.unlock(), nil
+func (e *Engine) Enqueue(now time.Time, k EntityKey, it Item) (out Item, c *Commit, err error) {
+	_, c, err = runEntity(e, now, k, func(ent *entity) (none, error) {
+		e.written = now
+		w, err := e.enqueueLocked(ent, it)
+		e.written = time.Time{}
+		if err != nil {
+			return none{}, err
+		}
+		if w.State == Scheduled {
+			e.touch(ent, UseSchedule)
+		} else {
+			e.touch(ent, UseSend)
+		}
+		out = w
+		return none{}, nil
+	})
+	return out, c, err
 }
 
 func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
@@ -92,72 +90,45 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 // is available. Expired items are never handed out (SB-6, RB-3). An entity
 // with sessions is EPRECONDITION: ReceiveSession serves it.
 func (e *Engine) Receive(now time.Time, k EntityKey, lockUntil time.Time) (it Item, found bool, err error) {
-	e.lock(now)
-	defer e.release()
-	ent, err := e.entityLocked(k)
-	if err != nil {
-		return Item{}, false, err
-	}
-	if ent.Policy.Sessions {
-		return Item{}, false, errNeedsSession(ent)
-	}
-	e.touch(ent, UseReceive)
-	x := e.takeReady(ent)
-	if x == nil {
-		return Item{}, false, nil
-	}
-	e.lockItem(x, lockUntil)
-	if ent.Policy.HeadOnly {
-		e.armHead(ent)
-	}
-	return x.Item, true, nil
+	_, _, err = runEntity(e, now, k, func(ent *entity) (none, error) {
+		if ent.Policy.Sessions {
+			return none{}, errNeedsSession(ent)
+		}
+		e.touch(ent, UseReceive)
+		x := e.takeReady(ent)
+		if x == nil {
+			return none{}, nil
+		}
+		e.lockItem(x, lockUntil)
+		if ent.Policy.HeadOnly {
+			e.armHead(ent)
+		}
+		it, found = x.Item, true
+		return none{}, nil
+	})
+	return it, found, err
 }
 
 // Take removes and returns the head of entity k (receive-and-delete,
 // auto-ack), counting a delivery. An entity with sessions is
 // EPRECONDITION: TakeSession serves it.
 func (e *Engine) Take(now time.Time, k EntityKey) (it Item, found bool, c *Commit, err error) {
-	ent, err := e.begin(now, k)
-	if err != nil {
-		return Item{}, false, nil, err
-	}
-	defer e.guard()
-	if ent.Policy.Sessions {
-		e.unlock()
-		return Item{}, false, nil, errNeedsSession(ent)
-	}
-	e.touch(ent, UseReceive)
-	x := e.takeReady(ent)
-	if x == nil {
-		return Item{}, false, e.unlock(), nil
-	}
-	x.DeliveryCount++
-	ent.stats.Delivered++
-	e.removeItem(x)
-	return x.Item, true, e.unlock(), nil
-}
-
-// begin takes the engine's lock for a call on entity k and returns it; when
-// there is no such entity it releases the lock and returns ENOTFOUND.
-func (e *Engine) begin(now time.Time, k EntityKey) (*entity, error) {
-	e.lock(now)
-	ent, err := e.entityLocked(k)
-	if err != nil {
-		e.unlock()
-		return nil, err
-	}
-	return ent, nil
-}
-
-// beginItem is begin for a call on live item seq of entity k.
-func (e *Engine) beginItem(now time.Time, k EntityKey, seq uint64) (*item, error) {
-	e.lock(now)
-	x, err := e.itemLocked(k, seq)
-	if err != nil {
-		e.unlock()
-		return nil, err
-	}
-	return x, nil
+	_, c, err = runEntity(e, now, k, func(ent *entity) (none, error) {
+		if ent.Policy.Sessions {
+			return none{}, errNeedsSession(ent)
+		}
+		e.touch(ent, UseReceive)
+		x := e.takeReady(ent)
+		if x == nil {
+			return none{}, nil
+		}
+		x.DeliveryCount++
+		ent.stats.Delivered++
+		e.removeItem(x)
+		it, found = x.Item, true
+		return none{}, nil
+	})
+	return it, found, c, err
 }
 
 // lockItem hands an item out locked until until, counting a delivery.
@@ -198,62 +169,49 @@ func (e *Engine) lockedItem(k EntityKey, seq uint64) (*item, error) {
 // Complete removes a locked item: it is gone and never dead-lettered, even
 // if its expiry passed while it was locked (SB-7).
 func (e *Engine) Complete(now time.Time, k EntityKey, seq uint64) (*Commit, error) {
-	e.lock(now)
-	defer e.guard()
-	x, err := e.lockedItem(k, seq)
-	if err != nil {
-		e.unlock()
-		return nil, err
-	}
-	e.removeItem(x)
-	return e.unlock(), nil
+	_, c, err := runLocked(e, now, k, seq, func(x *item) (none, error) {
+		e.removeItem(x)
+		return none{}, nil
+	})
+	return c, err
 }
 
 // Release returns a locked item to its place in entity k (abandon, requeue),
 // keeping its original expiry (RB-6); one whose expiry passed expires at
 // once (SB-7), at the head for head-only entities (RB-7).
 func (e *Engine) Release(now time.Time, k EntityKey, seq uint64) error {
-	e.lock(now)
-	defer e.release()
-	x, err := e.lockedItem(k, seq)
-	if err != nil {
-		return err
-	}
-	e.unlockItem(x, e.now)
-	return nil
+	_, _, err := runLocked(e, now, k, seq, func(x *item) (none, error) {
+		e.unlockItem(x, e.now)
+		return none{}, nil
+	})
+	return err
 }
 
 // RenewLock extends a locked item's lock to until. An item of a session
-// has its session's lock: EPRECONDITION, RenewLockHeld renews that.
-func (e *Engine) RenewLock(now time.Time, k EntityKey, seq uint64, until time.Time) (Item, error) {
-	e.lock(now)
-	defer e.release()
-	x, err := e.lockedItem(k, seq)
-	if err != nil {
-		return Item{}, err
-	}
-	if x.ent.Policy.Sessions {
-		// Its lock is its session's: RenewLockHeld renews that.
-		return Item{}, errNeedsSession(x.ent)
-	}
-	x.LockedUntil = until
-	e.timers.remove(&x.t)
-	e.armLock(x)
-	return x.Item, nil
+// has its session's lock: EPRECONDITION, Holder.RenewLock renews that.
+func (e *Engine) RenewLock(now time.Time, k EntityKey, seq uint64, until time.Time) (it Item, err error) {
+	_, _, err = runLocked(e, now, k, seq, func(x *item) (none, error) {
+		if x.ent.Policy.Sessions {
+			// Its lock is its session's: Holder.RenewLock renews that.
+			return none{}, errNeedsSession(x.ent)
+		}
+		x.LockedUntil = until
+		e.timers.remove(&x.t)
+		e.armLock(x)
+		it = x.Item
+		return none{}, nil
+	})
+	return it, err
 }
 
 // Defer sets a locked item aside: it never expires on its own and is only
 // reachable by TakeDeferred (SB-9).
 func (e *Engine) Defer(now time.Time, k EntityKey, seq uint64) (*Commit, error) {
-	e.lock(now)
-	defer e.guard()
-	x, err := e.lockedItem(k, seq)
-	if err != nil {
-		e.unlock()
-		return nil, err
-	}
-	e.deferItem(x)
-	return e.unlock(), nil
+	_, c, err := runLocked(e, now, k, seq, func(x *item) (none, error) {
+		e.deferItem(x)
+		return none{}, nil
+	})
+	return c, err
 }
 
 // deferItem sets locked item x aside (SB-9).
@@ -269,21 +227,19 @@ func (e *Engine) deferItem(x *item) {
 // deferred item. An entity with sessions is EPRECONDITION:
 // TakeDeferredSession serves it.
 func (e *Engine) TakeDeferred(now time.Time, k EntityKey, seq uint64, lockUntil time.Time) (it Item, found bool, c *Commit, err error) {
-	ent, err := e.begin(now, k)
-	if err != nil {
-		return Item{}, false, nil, err
-	}
-	defer e.guard()
-	if ent.Policy.Sessions {
-		e.unlock()
-		return Item{}, false, nil, errNeedsSession(ent)
-	}
-	x := e.deferredToTake(ent, seq, "")
-	if x == nil {
-		return Item{}, false, e.unlock(), nil
-	}
-	e.lockItem(x, lockUntil)
-	return x.Item, true, e.unlock(), nil
+	_, c, err = runEntity(e, now, k, func(ent *entity) (none, error) {
+		if ent.Policy.Sessions {
+			return none{}, errNeedsSession(ent)
+		}
+		x := e.deferredToTake(ent, seq, "")
+		if x == nil {
+			return none{}, nil
+		}
+		e.lockItem(x, lockUntil)
+		it, found = x.Item, true
+		return none{}, nil
+	})
+	return it, found, c, err
 }
 
 // deferredToTake is the shared part of TakeDeferred and
@@ -312,13 +268,11 @@ func (e *Engine) deferredToTake(ent *entity, seq uint64, group string) *item {
 // DeadLetterFunc (a rejected message, a dead-letter settlement, maxlen,
 // MaxDeliveryCount), recording an event with why's rule.
 func (e *Engine) DeadLetter(now time.Time, k EntityKey, seq uint64, why DeadLetterReason) (*Commit, error) {
-	x, err := e.beginItem(now, k, seq)
-	if err != nil {
-		return nil, err
-	}
-	defer e.guard()
-	e.deadLetter(x, why)
-	return e.unlock(), nil
+	_, c, err := runItem(e, now, k, seq, func(x *item) (none, error) {
+		e.deadLetter(x, why)
+		return none{}, nil
+	})
+	return c, err
 }
 
 // deadLetter removes live item x and hands it to its protocol's
@@ -339,77 +293,67 @@ func (e *Engine) deadLetter(x *item, why DeadLetterReason) {
 // Remove deletes item seq of entity k in whatever state it is (cancel a
 // scheduled message, delete a document).
 func (e *Engine) Remove(now time.Time, k EntityKey, seq uint64) (*Commit, error) {
-	x, err := e.beginItem(now, k, seq)
-	if err != nil {
-		return nil, err
-	}
-	defer e.guard()
-	ent := x.ent
-	if x.State == Scheduled {
-		e.touch(ent, UseSchedule)
-	}
-	e.removeItem(x)
-	return e.unlock(), nil
+	_, c, err := runItem(e, now, k, seq, func(x *item) (none, error) {
+		if x.State == Scheduled {
+			e.touch(x.ent, UseSchedule)
+		}
+		e.removeItem(x)
+		return none{}, nil
+	})
+	return c, err
 }
 
 // Peek returns up to max live items of entity k from sequence number from
 // on, in every state, without locking them (browse).
 func (e *Engine) Peek(now time.Time, k EntityKey, from uint64, max int) ([]Item, error) {
-	e.lock(now)
-	defer e.release()
-	ent, err := e.entityLocked(k)
-	if err != nil {
-		return nil, err
-	}
-	e.touch(ent, UseBrowse)
-	var out []Item
-	for i, n := ent.all.search(from), ent.all.length(); i < n && len(out) < max; i++ {
-		if x := ent.all.at(i); !x.removed {
-			out = append(out, x.Item)
+	out, _, err := runEntity(e, now, k, func(ent *entity) ([]Item, error) {
+		e.touch(ent, UseBrowse)
+		var out []Item
+		for i, n := ent.all.search(from), ent.all.length(); i < n && len(out) < max; i++ {
+			if x := ent.all.at(i); !x.removed {
+				out = append(out, x.Item)
+			}
 		}
-	}
-	return out, nil
+		return out, nil
+	})
+	return out, err
 }
 
 // Get returns the item of entity k with key key, if it is there and not
 // expired (CO-6).
-func (e *Engine) Get(now time.Time, k EntityKey, key string) (Item, bool, error) {
-	e.lock(now)
-	defer e.release()
-	ent, err := e.entityLocked(k)
-	if err != nil {
-		return Item{}, false, err
-	}
-	x := ent.keys[key]
-	if x == nil {
-		return Item{}, false, nil
-	}
-	return x.Item, true, nil
+func (e *Engine) Get(now time.Time, k EntityKey, key string) (it Item, found bool, err error) {
+	_, _, err = runEntity(e, now, k, func(ent *entity) (none, error) {
+		x := ent.keys[key]
+		if x == nil {
+			return none{}, nil
+		}
+		it, found = x.Item, true
+		return none{}, nil
+	})
+	return it, found, err
 }
 
 // Put writes the item with it.Key in entity k, replacing one of that key if
 // there is one. The written item gets a new Seq and ModifiedAt = now, so its
 // TTL restarts (CO-1) and Seq order is modification order.
-func (e *Engine) Put(now time.Time, k EntityKey, it Item) (Item, *Commit, error) {
+func (e *Engine) Put(now time.Time, k EntityKey, it Item) (out Item, c *Commit, err error) {
 	if it.Key == "" {
 		return Item{}, nil, Errorf(EINVALID, "Put needs an item key")
 	}
-	ent, err := e.begin(now, k)
-	if err != nil {
-		return Item{}, nil, err
-	}
-	defer e.guard()
-	if old := ent.keys[it.Key]; old != nil {
-		e.removeItem(old)
-	}
-	it.State = Active
-	out, err := e.enqueueLocked(ent, it)
-	if err != nil {
-		e.unlock()
-		return Item{}, nil, err
-	}
-	e.touch(ent, UseSend)
-	return out, e.unlock(), nil
+	_, c, err = runEntity(e, now, k, func(ent *entity) (none, error) {
+		if old := ent.keys[it.Key]; old != nil {
+			e.removeItem(old)
+		}
+		it.State = Active
+		w, err := e.enqueueLocked(ent, it)
+		if err != nil {
+			return none{}, err
+		}
+		e.touch(ent, UseSend)
+		out = w
+		return none{}, nil
+	})
+	return out, c, err
 }
 
 // Write removes the items with keys remove and writes the keyed items put
@@ -429,78 +373,66 @@ func (e *Engine) Write(now time.Time, k EntityKey, remove []string, put []Item) 
 
 // RemoveKey deletes the item with key key from entity k.
 func (e *Engine) RemoveKey(now time.Time, k EntityKey, key string) (*Commit, error) {
-	ent, err := e.begin(now, k)
-	if err != nil {
-		return nil, err
-	}
-	defer e.guard()
-	x := ent.keys[key]
-	if x == nil {
-		e.unlock()
-		return nil, Errorf(ENOTFOUND, "item %q of %q not found", key, k.Name)
-	}
-	e.removeItem(x)
-	return e.unlock(), nil
+	_, c, err := runEntity(e, now, k, func(ent *entity) (none, error) {
+		x := ent.keys[key]
+		if x == nil {
+			return none{}, Errorf(ENOTFOUND, "item %q of %q not found", key, k.Name)
+		}
+		e.removeItem(x)
+		return none{}, nil
+	})
+	return c, err
 }
 
 // Scan calls fn for each live item of entity k with Seq >= from, in Seq
 // order, until fn returns false. fn runs inside the engine's lock: it must
 // be quick and must not call the engine.
 func (e *Engine) Scan(now time.Time, k EntityKey, from uint64, fn func(*Item) bool) error {
-	e.lock(now)
-	defer e.release()
-	ent, err := e.entityLocked(k)
-	if err != nil {
-		return err
-	}
-	for i, n := ent.all.search(from), ent.all.length(); i < n; i++ {
-		if x := ent.all.at(i); !x.removed && !fn(&x.Item) {
-			break
+	_, _, err := runEntity(e, now, k, func(ent *entity) (none, error) {
+		for i, n := ent.all.search(from), ent.all.length(); i < n; i++ {
+			if x := ent.all.at(i); !x.removed && !fn(&x.Item) {
+				break
+			}
 		}
-	}
-	return nil
+		return none{}, nil
+	})
+	return err
 }
 
 // ScanGroup calls fn for each live item of entity k in group group, in Seq
 // order, until fn returns false, without walking the entity's other items.
 // fn runs inside the engine's lock, as for Scan.
 func (e *Engine) ScanGroup(now time.Time, k EntityKey, group string, fn func(*Item) bool) error {
-	e.lock(now)
-	defer e.release()
-	ent, err := e.entityLocked(k)
-	if err != nil {
-		return err
-	}
-	g := ent.groupQueue(group)
-	if g == nil {
-		return nil
-	}
-	for i, n := 0, g.length(); i < n; i++ {
-		if x := g.at(i); !x.removed && !fn(&x.Item) {
-			break
+	_, _, err := runEntity(e, now, k, func(ent *entity) (none, error) {
+		g := ent.groupQueue(group)
+		if g == nil {
+			return none{}, nil
 		}
-	}
-	return nil
+		for i, n := 0, g.length(); i < n; i++ {
+			if x := g.at(i); !x.removed && !fn(&x.Item) {
+				break
+			}
+		}
+		return none{}, nil
+	})
+	return err
 }
 
 // Items returns up to limit items of entity k (0 for all) in Seq order, each
 // with the reason its expiry is what it is.
 func (e *Engine) Items(now time.Time, k EntityKey, limit int) ([]Item, error) {
-	e.lock(now)
-	defer e.release()
-	ent, err := e.entityLocked(k)
-	if err != nil {
-		return nil, err
-	}
-	var out []Item
-	for i, n := 0, ent.all.length(); i < n && (limit <= 0 || len(out) < limit); i++ {
-		x := ent.all.at(i)
-		if x.removed {
-			continue
+	out, _, err := runEntity(e, now, k, func(ent *entity) ([]Item, error) {
+		var out []Item
+		for i, n := 0, ent.all.length(); i < n && (limit <= 0 || len(out) < limit); i++ {
+			x := ent.all.at(i)
+			if x.removed {
+				continue
+			}
+			it := x.Item
+			it.Reason = ent.reason(x)
+			out = append(out, it)
 		}
-		it := x.Item
-		it.Reason = ent.reason(x)
-		out = append(out, it)
-	}
-	return out, nil
+		return out, nil
+	})
+	return out, err
 }

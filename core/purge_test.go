@@ -75,7 +75,7 @@ func TestPurgeAllOfSessionsKeepsHoldersAndStates_SS4(t *testing.T) {
 	if n, _, err := f.e.PurgeAll(f.now(), q); n != 4 || err != nil {
 		t.Fatalf("PurgeAll removed %d (%v), want 4", n, err)
 	}
-	if _, err := f.e.CompleteHeld(f.now(), q, "A", "h1", it.Seq); core.ErrorCode(err) != core.ELOCKLOST {
+	if _, err := f.e.Holder(q, "A", "h1").Complete(f.now(), it.Seq); core.ErrorCode(err) != core.ELOCKLOST {
 		t.Errorf("completing the purged message of the held session: %v, want %s", err, core.ELOCKLOST)
 	}
 	ss, _ := f.e.Sessions(f.now(), q)

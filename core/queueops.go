@@ -10,15 +10,12 @@ import "time"
 // queue's figures) and its consumer count, in constant time: what a
 // queue.declare-ok or basic.get-ok reports.
 func (e *Engine) Counts(now time.Time, k EntityKey) (Counts, int, error) {
-	ent, err := e.begin(now, k)
-	if err != nil {
-		return Counts{}, 0, err
-	}
-	defer e.guard()
-	c := ent.ownCounts()
-	n := ent.consumers
-	e.unlock()
-	return c, n, nil
+	n := 0
+	c, _, err := runEntity(e, now, k, func(ent *entity) (Counts, error) {
+		n = ent.consumers
+		return ent.ownCounts(), nil
+	})
+	return c, n, err
 }
 
 // Purge removes every active item of entity k, leaving locked, scheduled
@@ -28,11 +25,11 @@ func (e *Engine) Counts(now time.Time, k EntityKey) (Counts, int, error) {
 // entity with sessions lose their active items and keep their states
 // (SS-4) and holders. PurgeAll removes the other states too.
 func (e *Engine) Purge(now time.Time, k EntityKey) (int, *Commit, error) {
-	ent, err := e.begin(now, k)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer e.guard()
+	return runEntity(e, now, k, func(ent *entity) (int, error) { return e.purge(ent), nil })
+}
+
+// purge is Purge's operation on ent.
+func (e *Engine) purge(ent *entity) int {
 	n := 0
 	for x := e.takeReady(ent); x != nil; x = e.takeReady(ent) {
 		e.removeItem(x)
@@ -50,7 +47,7 @@ func (e *Engine) Purge(now time.Time, k EntityKey) (int, *Commit, error) {
 			n++
 		}
 	}
-	return n, e.unlock(), nil
+	return n
 }
 
 // PurgeAll removes every item of entity k in every state, active,
@@ -60,11 +57,11 @@ func (e *Engine) Purge(now time.Time, k EntityKey) (int, *Commit, error) {
 // sessions of an entity with sessions keep their states (SS-4) and
 // holders.
 func (e *Engine) PurgeAll(now time.Time, k EntityKey) (int, *Commit, error) {
-	ent, err := e.begin(now, k)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer e.guard()
+	return runEntity(e, now, k, func(ent *entity) (int, error) { return e.purgeAll(ent), nil })
+}
+
+// purgeAll is PurgeAll's operation on ent.
+func (e *Engine) purgeAll(ent *entity) int {
 	// Removing tombstones the entity's list as it goes: collect first.
 	xs := make([]*item, 0, ent.all.length())
 	for i, n := 0, ent.all.length(); i < n; i++ {
@@ -75,7 +72,7 @@ func (e *Engine) PurgeAll(now time.Time, k EntityKey) (int, *Commit, error) {
 	for _, x := range xs {
 		e.removeItem(x)
 	}
-	return len(xs), e.unlock(), nil
+	return len(xs)
 }
 
 // DropHead removes the head of entity k's active items while there are more
@@ -84,11 +81,13 @@ func (e *Engine) PurgeAll(now time.Time, k EntityKey) (int, *Commit, error) {
 // (RabbitMQ's x-max-length with overflow drop-head, reason maxlen). It
 // returns how many it removed.
 func (e *Engine) DropHead(now time.Time, k EntityKey, maxCount int, maxBytes int64, why DeadLetterReason) (int, *Commit, error) {
-	ent, err := e.begin(now, k)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer e.guard()
+	return runEntity(e, now, k, func(ent *entity) (int, error) {
+		return e.dropHead(ent, maxCount, maxBytes, why), nil
+	})
+}
+
+// dropHead is DropHead's operation on ent.
+func (e *Engine) dropHead(ent *entity, maxCount int, maxBytes int64, why DeadLetterReason) int {
 	n := 0
 	for (maxCount >= 0 && ent.counts[Active] > maxCount) || (maxBytes >= 0 && ent.bytes[Active] > maxBytes) {
 		x := e.takeReady(ent)
@@ -106,7 +105,7 @@ func (e *Engine) DropHead(now time.Time, k EntityKey, maxCount int, maxBytes int
 		}
 		n++
 	}
-	return n, e.unlock(), nil
+	return n
 }
 
 // Handoff says what EnqueueHanded does with an item no other waits ahead of.
@@ -128,19 +127,23 @@ const (
 // delivered rather than expired (RB-4). Otherwise, and always for an
 // entity with sessions, it is enqueued as Enqueue does and handed is false.
 func (e *Engine) EnqueueHanded(now time.Time, k EntityKey, it Item, h Handoff) (out Item, handed bool, c *Commit, err error) {
-	ent, err := e.begin(now, k)
-	if err != nil {
-		return Item{}, false, nil, err
-	}
-	defer e.guard()
+	_, c, err = runEntity(e, now, k, func(ent *entity) (none, error) {
+		var err error
+		out, handed, err = e.enqueueHanded(ent, it, h)
+		return none{}, err
+	})
+	return out, handed, c, err
+}
+
+// enqueueHanded is EnqueueHanded's operation on ent.
+func (e *Engine) enqueueHanded(ent *entity, it Item, h Handoff) (out Item, handed bool, err error) {
 	if ent.Policy.Sessions || ent.ready.front(readyLive) != nil || it.State != Active || it.Key != "" {
 		out, err = e.enqueueLocked(ent, it)
 		if err != nil {
-			e.unlock()
-			return Item{}, false, nil, err
+			return Item{}, false, err
 		}
 		e.touch(ent, UseSend)
-		return out, false, e.unlock(), nil
+		return out, false, nil
 	}
 	e.touch(ent, UseSend)
 	e.touch(ent, UseReceive)
@@ -156,15 +159,14 @@ func (e *Engine) EnqueueHanded(now time.Time, k EntityKey, it Item, h Handoff) (
 		it.DeliveryCount++
 		ent.stats.Received++
 		ent.stats.Delivered++
-		return it, true, e.unlock(), nil
+		return it, true, nil
 	default:
 		it.State = Locked
 		out, err = e.enqueueLocked(ent, it)
 		if err != nil {
-			e.unlock()
-			return Item{}, false, nil, err
+			return Item{}, false, err
 		}
-		return out, true, e.unlock(), nil
+		return out, true, nil
 	}
 }
 
@@ -172,22 +174,20 @@ func (e *Engine) EnqueueHanded(now time.Time, k EntityKey, it Item, h Handoff) (
 // x-overflow reject-publish-dlx) straight to the protocol's DeadLetterFunc
 // with why, as if it had been enqueued and dead-lettered at once.
 func (e *Engine) DeadLetterRefused(now time.Time, k EntityKey, it Item, why DeadLetterReason) (*Commit, error) {
-	ent, err := e.begin(now, k)
-	if err != nil {
-		return nil, err
-	}
-	defer e.guard()
-	x := &item{Item: it}
-	x.ent = ent
-	x.EnqueuedAt, x.ModifiedAt = e.now, e.now
-	e.events.record(Event{Time: e.now, Protocol: ent.Protocol, Entity: ent.Name, Rule: why.Rule,
-		Action: ActionDeadLettered}, explanation{kind: explainDeadLetter, text: why.Code + ": " + why.Description})
-	if fn := e.protos[ent.Protocol].DeadLetter; fn != nil {
-		e.handOver(fn, ent, x, why)
-	} else {
-		ent.stats.DeadLettered++
-	}
-	return e.unlock(), nil
+	_, c, err := runEntity(e, now, k, func(ent *entity) (none, error) {
+		x := &item{Item: it}
+		x.ent = ent
+		x.EnqueuedAt, x.ModifiedAt = e.now, e.now
+		e.events.record(Event{Time: e.now, Protocol: ent.Protocol, Entity: ent.Name, Rule: why.Rule,
+			Action: ActionDeadLettered}, explanation{kind: explainDeadLetter, text: why.Code + ": " + why.Description})
+		if fn := e.protos[ent.Protocol].DeadLetter; fn != nil {
+			e.handOver(fn, ent, x, why)
+		} else {
+			ent.stats.DeadLettered++
+		}
+		return none{}, nil
+	})
+	return c, err
 }
 
 // Unlock returns a locked item to its place in entity k as Release does,
@@ -195,30 +195,25 @@ func (e *Engine) DeadLetterRefused(now time.Time, k EntityKey, it Item, why Dead
 // without looking at it (an AMQP 1.0 released outcome for a prefetched
 // message), so it must not bring the item closer to a delivery limit.
 func (e *Engine) Unlock(now time.Time, k EntityKey, seq uint64) error {
-	e.lock(now)
-	defer e.release()
-	x, err := e.lockedItem(k, seq)
-	if err != nil {
-		return err
-	}
-	if x.DeliveryCount > 0 {
-		x.DeliveryCount--
-	}
-	e.unlockItem(x, e.now)
-	return nil
+	_, _, err := runLocked(e, now, k, seq, func(x *item) (none, error) {
+		if x.DeliveryCount > 0 {
+			x.DeliveryCount--
+		}
+		e.unlockItem(x, e.now)
+		return none{}, nil
+	})
+	return err
 }
 
 // SetMeta replaces the Meta of live item seq of entity k, whatever its
 // state (Service Bus's properties-to-modify on abandon, defer or
 // dead-letter). meta belongs to the engine afterwards.
 func (e *Engine) SetMeta(now time.Time, k EntityKey, seq uint64, meta []byte) (*Commit, error) {
-	x, err := e.beginItem(now, k, seq)
-	if err != nil {
-		return nil, err
-	}
-	defer e.guard()
-	x.Meta = meta
-	x.ModifiedAt = e.now
-	e.putOp(x.ent, x)
-	return e.unlock(), nil
+	_, c, err := runItem(e, now, k, seq, func(x *item) (none, error) {
+		x.Meta = meta
+		x.ModifiedAt = e.now
+		e.putOp(x.ent, x)
+		return none{}, nil
+	})
+	return c, err
 }

@@ -14,17 +14,7 @@ import "time"
 // resubmits nothing, is EINVALID; an item under a lock (a receiver holds
 // it) is EPRECONDITION.
 func (e *Engine) Resubmit(now time.Time, k EntityKey, seq uint64) (EntityKey, *Commit, error) {
-	x, err := e.beginItem(now, k, seq)
-	if err != nil {
-		return EntityKey{}, nil, err
-	}
-	defer e.guard()
-	to, err := e.resubmitLocked(x)
-	if err != nil {
-		e.unlock()
-		return EntityKey{}, nil, err
-	}
-	return to, e.unlock(), nil
+	return runItem(e, now, k, seq, e.resubmitLocked)
 }
 
 // ResubmitAll resubmits, as Resubmit does, every item of entity k that
@@ -33,34 +23,36 @@ func (e *Engine) Resubmit(now time.Time, k EntityKey, seq uint64) (EntityKey, *C
 // letter, one whose source is gone, one under a lock); when it moved none
 // and skipped some, it returns the error of the first it skipped.
 func (e *Engine) ResubmitAll(now time.Time, k EntityKey) (int, *Commit, error) {
-	ent, err := e.begin(now, k)
+	// The operation's error is that of a protocol without Resubmit;
+	// first, that of the first item skipped, comes with the Commit of
+	// what it moved (none).
+	var first error
+	moved, c, err := runEntity(e, now, k, func(ent *entity) (int, error) {
+		if e.protos[k.Protocol].Resubmit == nil {
+			return 0, errNoResubmit(k.Protocol)
+		}
+		// The items are listed first: moving them changes the entity's queues.
+		var xs []*item
+		for i, n := 0, ent.all.length(); i < n; i++ {
+			if x := ent.all.at(i); !x.removed {
+				xs = append(xs, x)
+			}
+		}
+		moved := 0
+		for _, x := range xs {
+			if _, err := e.resubmitLocked(x); err != nil {
+				if first == nil {
+					first = err
+				}
+				continue
+			}
+			moved++
+		}
+		return moved, nil
+	})
 	if err != nil {
 		return 0, nil, err
 	}
-	defer e.guard()
-	if e.protos[k.Protocol].Resubmit == nil {
-		e.unlock()
-		return 0, nil, errNoResubmit(k.Protocol)
-	}
-	// The items are listed first: moving them changes the entity's queues.
-	var xs []*item
-	for i, n := 0, ent.all.length(); i < n; i++ {
-		if x := ent.all.at(i); !x.removed {
-			xs = append(xs, x)
-		}
-	}
-	moved := 0
-	var first error
-	for _, x := range xs {
-		if _, err := e.resubmitLocked(x); err != nil {
-			if first == nil {
-				first = err
-			}
-			continue
-		}
-		moved++
-	}
-	c := e.unlock()
 	if moved == 0 && first != nil {
 		return 0, c, first
 	}

@@ -46,41 +46,37 @@ type SessionInfo struct {
 // EINVALID for an empty holder; ERESOURCELOCKED when another holder holds
 // the session; ENOSESSION when group is "" and no session is available.
 func (e *Engine) AcceptSession(now time.Time, k EntityKey, group, holder string, lockUntil time.Time) (SessionInfo, error) {
-	ent, err := e.beginSessions(now, k)
-	if err != nil {
-		return SessionInfo{}, err
-	}
-	defer e.release()
-	if holder == "" {
-		return SessionInfo{}, Errorf(EINVALID, "a session needs a holder")
-	}
-	var s *session
-	if group == "" {
-		if s = ent.avail.head; s == nil {
-			return SessionInfo{}, Errorf(ENOSESSION, "no session of %q is available", k.Name)
+	info, _, err := runSessions(e, now, k, func(ent *entity) (SessionInfo, error) {
+		if holder == "" {
+			return SessionInfo{}, Errorf(EINVALID, "a session needs a holder")
 		}
-	} else {
-		s = e.sessionFor(ent, group)
-		if s.holder != "" && s.holder != holder {
-			return SessionInfo{}, Errorf(ERESOURCELOCKED, "session %q of %q is locked by another receiver", group, k.Name)
+		var s *session
+		if group == "" {
+			if s = ent.avail.head; s == nil {
+				return SessionInfo{}, Errorf(ENOSESSION, "no session of %q is available", k.Name)
+			}
+		} else {
+			s = e.sessionFor(ent, group)
+			if s.holder != "" && s.holder != holder {
+				return SessionInfo{}, Errorf(ERESOURCELOCKED, "session %q of %q is locked by another receiver", group, k.Name)
+			}
 		}
-	}
-	e.lockSession(s, holder, lockUntil)
-	e.touch(ent, UseReceive)
-	return s.info(), nil
+		e.lockSession(s, holder, lockUntil)
+		e.touch(ent, UseReceive)
+		return s.info(), nil
+	})
+	return info, err
 }
 
 // RenewSession extends holder's lock on session group of entity k to until
 // (SS-2), and the locks of the session's locked items with it: they are
 // the session's lock. ESESSIONLOCKLOST when holder does not hold it.
 func (e *Engine) RenewSession(now time.Time, k EntityKey, group, holder string, until time.Time) (SessionInfo, error) {
-	_, s, err := e.beginHeld(now, k, group, holder)
-	if err != nil {
-		return SessionInfo{}, err
-	}
-	defer e.release()
-	e.lockSession(s, holder, until)
-	return s.info(), nil
+	info, _, err := runHeld(e, now, k, group, holder, func(s *session) (SessionInfo, error) {
+		e.lockSession(s, holder, until)
+		return s.info(), nil
+	})
+	return info, err
 }
 
 // ReleaseSession ends holder's lock on session group of entity k: the
@@ -92,15 +88,13 @@ func (e *Engine) RenewSession(now time.Time, k EntityKey, group, holder string, 
 // (SB-7). Releasing a session the holder does not hold (any more) does
 // nothing.
 func (e *Engine) ReleaseSession(now time.Time, k EntityKey, group, holder string) error {
-	ent, err := e.beginSessions(now, k)
-	if err != nil {
-		return err
-	}
-	defer e.release()
-	if s := ent.sessions[group]; s != nil && holder != "" && s.holder == holder {
-		e.freeSession(s, false, e.now)
-	}
-	return nil
+	_, _, err := runSessions(e, now, k, func(ent *entity) (none, error) {
+		if s := ent.sessions[group]; s != nil && holder != "" && s.holder == holder {
+			e.freeSession(s, false, e.now)
+		}
+		return none{}, nil
+	})
+	return err
 }
 
 // ReceiveSession hands out the next available item of session group of
@@ -109,37 +103,36 @@ func (e *Engine) ReleaseSession(now time.Time, k EntityKey, group, holder string
 // session has no available item. ESESSIONLOCKLOST when holder does not
 // hold the session. It counts a delivery and a receive (UseReceive).
 func (e *Engine) ReceiveSession(now time.Time, k EntityKey, group, holder string) (it Item, found bool, err error) {
-	ent, s, err := e.beginHeld(now, k, group, holder)
-	if err != nil {
-		return Item{}, false, err
-	}
-	defer e.release()
-	e.touch(ent, UseReceive)
-	x := e.takeSessionReady(s)
-	if x == nil {
-		return Item{}, false, nil
-	}
-	e.lockSessionItem(s, x)
-	return x.Item, true, nil
+	_, _, err = runHeld(e, now, k, group, holder, func(s *session) (none, error) {
+		e.touch(s.ent, UseReceive)
+		x := e.takeSessionReady(s)
+		if x == nil {
+			return none{}, nil
+		}
+		e.lockSessionItem(s, x)
+		it, found = x.Item, true
+		return none{}, nil
+	})
+	return it, found, err
 }
 
 // TakeSession removes and returns the next available item of session group
 // of entity k (receive-and-delete), as ReceiveSession finds it.
 func (e *Engine) TakeSession(now time.Time, k EntityKey, group, holder string) (it Item, found bool, c *Commit, err error) {
-	ent, s, err := e.beginHeld(now, k, group, holder)
-	if err != nil {
-		return Item{}, false, nil, err
-	}
-	defer e.guard()
-	e.touch(ent, UseReceive)
-	x := e.takeSessionReady(s)
-	if x == nil {
-		return Item{}, false, e.unlock(), nil
-	}
-	x.DeliveryCount++
-	ent.stats.Delivered++
-	e.removeItem(x)
-	return x.Item, true, e.unlock(), nil
+	_, c, err = runHeld(e, now, k, group, holder, func(s *session) (none, error) {
+		ent := s.ent
+		e.touch(ent, UseReceive)
+		x := e.takeSessionReady(s)
+		if x == nil {
+			return none{}, nil
+		}
+		x.DeliveryCount++
+		ent.stats.Delivered++
+		e.removeItem(x)
+		it, found = x.Item, true
+		return none{}, nil
+	})
+	return it, found, c, err
 }
 
 // TakeDeferredSession hands out deferred item seq of session group of
@@ -148,40 +141,37 @@ func (e *Engine) TakeSession(now time.Time, k EntityKey, group, holder string) (
 // false when the session has no such deferred item. ESESSIONLOCKLOST when
 // holder does not hold the session.
 func (e *Engine) TakeDeferredSession(now time.Time, k EntityKey, group, holder string, seq uint64) (it Item, found bool, c *Commit, err error) {
-	ent, s, err := e.beginHeld(now, k, group, holder)
-	if err != nil {
-		return Item{}, false, nil, err
-	}
-	defer e.guard()
-	x := e.deferredToTake(ent, seq, group)
-	if x == nil {
-		return Item{}, false, e.unlock(), nil
-	}
-	e.lockSessionItem(s, x)
-	return x.Item, true, e.unlock(), nil
+	_, c, err = runHeld(e, now, k, group, holder, func(s *session) (none, error) {
+		x := e.deferredToTake(s.ent, seq, group)
+		if x == nil {
+			return none{}, nil
+		}
+		e.lockSessionItem(s, x)
+		it, found = x.Item, true
+		return none{}, nil
+	})
+	return it, found, c, err
 }
 
 // PeekSession returns up to max live items of session group of entity k
 // from sequence number from on, in every state, without locking them
 // (browse). It needs no lock on the session.
 func (e *Engine) PeekSession(now time.Time, k EntityKey, group string, from uint64, max int) ([]Item, error) {
-	ent, err := e.beginSessions(now, k)
-	if err != nil {
-		return nil, err
-	}
-	defer e.release()
-	e.touch(ent, UseBrowse)
-	g := ent.groupQueue(group)
-	if g == nil {
-		return nil, nil
-	}
-	var out []Item
-	for i, n := g.search(from), g.length(); i < n && len(out) < max; i++ {
-		if x := g.at(i); !x.removed {
-			out = append(out, x.Item)
+	out, _, err := runSessions(e, now, k, func(ent *entity) ([]Item, error) {
+		e.touch(ent, UseBrowse)
+		g := ent.groupQueue(group)
+		if g == nil {
+			return nil, nil
 		}
-	}
-	return out, nil
+		var out []Item
+		for i, n := g.search(from), g.length(); i < n && len(out) < max; i++ {
+			if x := g.at(i); !x.removed {
+				out = append(out, x.Item)
+			}
+		}
+		return out, nil
+	})
+	return out, err
 }
 
 // GetSessionState returns the state of session group of entity k (SS-4):
@@ -189,18 +179,16 @@ func (e *Engine) PeekSession(now time.Time, k EntityKey, group string, from uint
 // must not modify it. ESESSIONLOCKLOST when holder does not hold the
 // session.
 func (e *Engine) GetSessionState(now time.Time, k EntityKey, group, holder string) ([]byte, error) {
-	_, s, err := e.beginHeld(now, k, group, holder)
-	if err != nil {
-		return nil, err
-	}
-	defer e.release()
-	if !s.hasState {
-		return nil, nil
-	}
-	if s.state == nil {
-		return []byte{}, nil
-	}
-	return s.state, nil
+	state, _, err := runHeld(e, now, k, group, holder, func(s *session) ([]byte, error) {
+		if !s.hasState {
+			return nil, nil
+		}
+		if s.state == nil {
+			return []byte{}, nil
+		}
+		return s.state, nil
+	})
+	return state, err
 }
 
 // SetSessionState sets the state of session group of entity k (SS-4); nil
@@ -208,37 +196,34 @@ func (e *Engine) GetSessionState(now time.Time, k EntityKey, group, holder strin
 // the session's lock and items. state belongs to the engine afterwards.
 // ESESSIONLOCKLOST when holder does not hold the session.
 func (e *Engine) SetSessionState(now time.Time, k EntityKey, group, holder string, state []byte) (*Commit, error) {
-	ent, s, err := e.beginHeld(now, k, group, holder)
-	if err != nil {
-		return nil, err
-	}
-	defer e.guard()
-	s.state, s.hasState = state, state != nil
-	if ent.Durable {
-		if state != nil {
-			e.ops = append(e.ops, Op{Kind: OpPutSessionState, Key: ent.EntityKey, Group: group, State: state})
-		} else {
-			e.ops = append(e.ops, Op{Kind: OpDeleteSessionState, Key: ent.EntityKey, Group: group})
+	_, c, err := runHeld(e, now, k, group, holder, func(s *session) (none, error) {
+		ent := s.ent
+		s.state, s.hasState = state, state != nil
+		if ent.Durable {
+			if state != nil {
+				e.ops = append(e.ops, Op{Kind: OpPutSessionState, Key: ent.EntityKey, Group: group, State: state})
+			} else {
+				e.ops = append(e.ops, Op{Kind: OpDeleteSessionState, Key: ent.EntityKey, Group: group})
+			}
 		}
-	}
-	return e.unlock(), nil
+		return none{}, nil
+	})
+	return c, err
 }
 
 // Sessions returns the sessions of entity k, ordered by id: those with
 // items, a holder or a state. It takes time in the number of sessions, not
 // of items. EPRECONDITION when k has no sessions.
 func (e *Engine) Sessions(now time.Time, k EntityKey) ([]SessionInfo, error) {
-	ent, err := e.beginSessions(now, k)
-	if err != nil {
-		return nil, err
-	}
-	defer e.release()
-	out := make([]SessionInfo, 0, len(ent.sessions))
-	for _, s := range ent.sessions {
-		out = append(out, s.info())
-	}
-	slices.SortFunc(out, func(a, b SessionInfo) int { return strings.Compare(a.ID, b.ID) })
-	return out, nil
+	out, _, err := runSessions(e, now, k, func(ent *entity) ([]SessionInfo, error) {
+		out := make([]SessionInfo, 0, len(ent.sessions))
+		for _, s := range ent.sessions {
+			out = append(out, s.info())
+		}
+		slices.SortFunc(out, func(a, b SessionInfo) int { return strings.Compare(a.ID, b.ID) })
+		return out, nil
+	})
+	return out, err
 }
 
 // loadSessionState is Recover's callback for a stored session state.
@@ -252,33 +237,27 @@ func (e *Engine) loadSessionState(k EntityKey, st SessionState) error {
 	return nil
 }
 
-// beginSessions is begin for a call on entity k with sessions; an entity
-// without them is EPRECONDITION.
-func (e *Engine) beginSessions(now time.Time, k EntityKey) (*entity, error) {
-	ent, err := e.begin(now, k)
+// sessionsLocked returns entity k, which must have sessions: ENOTFOUND
+// when there is none, EPRECONDITION when it has no sessions.
+func (e *Engine) sessionsLocked(k EntityKey) (*entity, error) {
+	ent, err := e.entityLocked(k)
 	if err != nil {
 		return nil, err
 	}
 	if !ent.Policy.Sessions {
-		e.unlock()
 		return nil, errNoSessions(ent)
 	}
 	return ent, nil
 }
 
-// beginHeld is beginSessions for a call by holder on session group, which
-// holder must hold, else ESESSIONLOCKLOST.
-func (e *Engine) beginHeld(now time.Time, k EntityKey, group, holder string) (*entity, *session, error) {
-	ent, err := e.beginSessions(now, k)
+// heldLocked is sessionsLocked for a call by holder on session group,
+// which holder must hold, else ESESSIONLOCKLOST; it returns the session.
+func (e *Engine) heldLocked(k EntityKey, group, holder string) (*session, error) {
+	ent, err := e.sessionsLocked(k)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	s, err := heldSession(ent, group, holder)
-	if err != nil {
-		e.unlock()
-		return nil, nil, err
-	}
-	return ent, s, nil
+	return heldSession(ent, group, holder)
 }
 
 // heldSession returns session group of ent if holder holds it, else

@@ -82,7 +82,7 @@ func BenchmarkSessions(b *testing.B) {
 						if !ok {
 							break
 						}
-						if _, err := e.CompleteHeld(t0, k, s.ID, "receiver", it.Seq); err != nil {
+						if _, err := e.Holder(k, s.ID, "receiver").Complete(t0, it.Seq); err != nil {
 							b.Fatal(err)
 						}
 					}
@@ -119,7 +119,7 @@ func BenchmarkSessionsAcceptNext(b *testing.B) {
 					e.AcceptSession(t0, k, id, "x", time.Time{})
 					e.Enqueue(t0, k, core.Item{Group: id})
 					it, _, _ := e.ReceiveSession(t0, k, id, "x")
-					e.DeferHeld(t0, k, id, "x", it.Seq)
+					e.Holder(k, id, "x").Defer(t0, it.Seq)
 					e.ReleaseSession(t0, k, id, "x")
 				}
 			}
@@ -131,7 +131,7 @@ func BenchmarkSessionsAcceptNext(b *testing.B) {
 					b.Fatalf("accept-next: %+v %v", s, err)
 				}
 				it, _, _ := e.ReceiveSession(t0, k, "mine", "me")
-				e.CompleteHeld(t0, k, "mine", "me", it.Seq)
+				e.Holder(k, "mine", "me").Complete(t0, it.Seq)
 				e.ReleaseSession(t0, k, "mine", "me")
 			}
 		})

@@ -59,7 +59,7 @@ func TestSessionLeavesItsDeadLettersAlone_SS3(t *testing.T) {
 	f.MustEnqueue(q, inSession("A", "a2"))
 	f.MustAccept(q, "A", "h1", time.Minute)
 	f.receiveAll(q, "A", "h1")
-	if _, err := f.e.DeadLetterHeld(f.now(), q, "A", "h1", a1.Seq, core.DeadLetterReason{Code: "bad"}); err != nil {
+	if _, err := f.e.Holder(q, "A", "h1").DeadLetter(f.now(), a1.Seq, core.DeadLetterReason{Code: "bad"}); err != nil {
 		t.Fatal(err)
 	}
 	dead, ok := f.MustReceive(dlq, time.Hour)

@@ -101,15 +101,15 @@ func randomSessionOps(t *testing.T, seed uint64) {
 			var err error
 			switch r.IntN(6) {
 			case 0:
-				_, err = f.e.CompleteHeld(now, q, g, h, seq)
+				_, err = f.e.Holder(q, g, h).Complete(now, seq)
 			case 1:
-				err = f.e.ReleaseHeld(now, q, g, h, seq)
+				err = f.e.Holder(q, g, h).Release(now, seq)
 			case 2:
-				err = f.e.UnlockHeld(now, q, g, h, seq)
+				err = f.e.Holder(q, g, h).Unlock(now, seq)
 			case 3:
-				_, err = f.e.DeferHeld(now, q, g, h, seq)
+				_, err = f.e.Holder(q, g, h).Defer(now, seq)
 			case 4:
-				_, err = f.e.DeadLetterHeld(now, q, g, h, seq, core.DeadLetterReason{Code: "test"})
+				_, err = f.e.Holder(q, g, h).DeadLetter(now, seq, core.DeadLetterReason{Code: "test"})
 			case 5:
 				_, _, _, err = f.e.TakeDeferredSession(now, q, g, h, seq)
 			}

@@ -128,7 +128,7 @@ func TestSessionOrderingAndExclusivity_SS1(t *testing.T) {
 		t.Fatalf("first message after the release: %q count %d (%v %v), want a1 delivered once", it.Body, it.DeliveryCount, ok, err)
 	}
 	// Abandoned, it is the session's next message again, its delivery counted.
-	if err := f.e.ReleaseHeld(f.now(), q, "A", "h3", it.Seq); err != nil {
+	if err := f.e.Holder(q, "A", "h3").Release(f.now(), it.Seq); err != nil {
 		t.Fatal(err)
 	}
 	it, _, _ = f.e.ReceiveSession(f.now(), q, "A", "h3")
@@ -136,12 +136,12 @@ func TestSessionOrderingAndExclusivity_SS1(t *testing.T) {
 		t.Fatalf("after an abandon: %q count %d, want a1 delivered twice", it.Body, it.DeliveryCount)
 	}
 	// The old holder settles nothing of it any more.
-	_, err = f.e.CompleteHeld(f.now(), q, "A", "h1", it.Seq)
+	_, err = f.e.Holder(q, "A", "h1").Complete(f.now(), it.Seq)
 	wantCode(t, "complete by the holder that released the session", err, core.ESESSIONLOCKLOST)
-	if _, err := f.e.CompleteHeld(f.now(), q, "A", "h3", it.Seq); err != nil {
+	if _, err := f.e.Holder(q, "A", "h3").Complete(f.now(), it.Seq); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.e.CompleteHeld(f.now(), q, "A", "h3", it.Seq)
+	_, err = f.e.Holder(q, "A", "h3").Complete(f.now(), it.Seq)
 	wantCode(t, "complete twice", err, core.ELOCKLOST)
 	// Releasing a session one does not hold does nothing.
 	if err := f.e.ReleaseSession(f.now(), q, "A", "h1"); err != nil {
@@ -175,12 +175,12 @@ func TestSessionLockDurationAndRenewal_SS2(t *testing.T) {
 	_, err = f.e.RenewSession(f.now(), q, "A", "h2", f.now().Add(time.Hour))
 	wantCode(t, "renew by another holder", err, core.ESESSIONLOCKLOST)
 	f.advance(20 * time.Second) // 40s: past the first lock, within the renewed one
-	if _, err := f.e.CompleteHeld(f.now(), q, "A", "h1", a1.Seq); err != nil {
+	if _, err := f.e.Holder(q, "A", "h1").Complete(f.now(), a1.Seq); err != nil {
 		t.Fatalf("complete under the renewed lock: %v", err)
 	}
 	a2, _, _ := f.e.ReceiveSession(f.now(), q, "A", "h1")
 	// Renewing a message's lock renews its session's.
-	got, err := f.e.RenewLockHeld(f.now(), q, "A", "h1", a2.Seq, f.now().Add(30*time.Second))
+	got, err := f.e.Holder(q, "A", "h1").RenewLock(f.now(), a2.Seq, f.now().Add(30*time.Second))
 	if err != nil || got.LockedUntil != t0.Add(70*time.Second) {
 		t.Fatalf("renew a message lock: %v %v, want 70s on", got.LockedUntil, err)
 	}
@@ -253,18 +253,18 @@ func TestSessionLockLossAtItsDueTime_SS3(t *testing.T) {
 	}
 	// Settling under the lost lock fails; the next holder gets what is
 	// left with its delivery counted (the lock ran out: it counts).
-	_, err := f.e.CompleteHeld(f.now(), q, "A", "h1", a3.Seq)
+	_, err := f.e.Holder(q, "A", "h1").Complete(f.now(), a3.Seq)
 	wantCode(t, "complete under a lost session lock", err, core.ESESSIONLOCKLOST)
 	for _, op := range []func() error{
-		func() error { return f.e.ReleaseHeld(f.now(), q, "A", "h1", a3.Seq) },
-		func() error { _, err := f.e.DeferHeld(f.now(), q, "A", "h1", a3.Seq); return err },
+		func() error { return f.e.Holder(q, "A", "h1").Release(f.now(), a3.Seq) },
+		func() error { _, err := f.e.Holder(q, "A", "h1").Defer(f.now(), a3.Seq); return err },
 		func() error {
-			_, err := f.e.DeadLetterHeld(f.now(), q, "A", "h1", a3.Seq, core.DeadLetterReason{Code: "x"})
+			_, err := f.e.Holder(q, "A", "h1").DeadLetter(f.now(), a3.Seq, core.DeadLetterReason{Code: "x"})
 			return err
 		},
-		func() error { _, err := f.e.RenewLockHeld(f.now(), q, "A", "h1", a3.Seq, f.now()); return err },
-		func() error { _, err := f.e.SetMetaHeld(f.now(), q, "A", "h1", a3.Seq, nil); return err },
-		func() error { return f.e.UnlockHeld(f.now(), q, "A", "h1", a3.Seq) },
+		func() error { _, err := f.e.Holder(q, "A", "h1").RenewLock(f.now(), a3.Seq, f.now()); return err },
+		func() error { _, err := f.e.Holder(q, "A", "h1").SetMeta(f.now(), a3.Seq, nil); return err },
+		func() error { return f.e.Holder(q, "A", "h1").Unlock(f.now(), a3.Seq) },
 	} {
 		wantCode(t, "settle under a lost session lock", op(), core.ESESSIONLOCKLOST)
 	}
@@ -275,9 +275,9 @@ func TestSessionLockLossAtItsDueTime_SS3(t *testing.T) {
 	if !ok || it.Seq != a3.Seq || it.DeliveryCount != 2 {
 		t.Fatalf("after the lock loss: item %d count %d, want a3 delivered twice", it.Seq, it.DeliveryCount)
 	}
-	_, err = f.e.CompleteHeld(f.now(), q, "A", "h1", a3.Seq)
+	_, err = f.e.Holder(q, "A", "h1").Complete(f.now(), a3.Seq)
 	wantCode(t, "complete by the old holder after another accepted the session", err, core.ESESSIONLOCKLOST)
-	if _, err := f.e.CompleteHeld(f.now(), q, "A", "h2", a3.Seq); err != nil {
+	if _, err := f.e.Holder(q, "A", "h2").Complete(f.now(), a3.Seq); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -397,14 +397,14 @@ func TestExpiryDeadLetteringSchedulingAndDeferralInSessions_SS5(t *testing.T) {
 	// Deferral: set aside, out of the session's order, taken back by its
 	// sequence number by the session's holder only; it never expires on
 	// its own.
-	if _, err := f.e.DeferHeld(f.now(), q, "B", "h1", b1.Seq); err != nil {
+	if _, err := f.e.Holder(q, "B", "h1").Defer(f.now(), b1.Seq); err != nil {
 		t.Fatal(err)
 	}
 	b2 := f.MustEnqueue(q, inSession("B", "b2"))
 	if d := cmp.Diff([]string{"b2"}, f.receiveAll(q, "B", "h1")); d != "" {
 		t.Errorf("after a deferral (-want +got):\n%s", d)
 	}
-	f.e.CompleteHeld(f.now(), q, "B", "h1", b2.Seq)
+	f.e.Holder(q, "B", "h1").Complete(f.now(), b2.Seq)
 	peek, _ := f.e.PeekSession(f.now(), q, "B", 0, 10)
 	if len(peek) != 1 || peek[0].State != core.Deferred {
 		t.Errorf("peek of session B: %+v, want the deferred b1", peek)
@@ -420,7 +420,7 @@ func TestExpiryDeadLetteringSchedulingAndDeferralInSessions_SS5(t *testing.T) {
 	if err != nil || !ok || got.State != core.Locked || got.DeliveryCount != 2 {
 		t.Fatalf("take deferred: %+v %v %v, want b1 locked, delivered twice", got, ok, err)
 	}
-	f.e.DeferHeld(f.now(), q, "B", "h1", b1.Seq)
+	f.e.Holder(q, "B", "h1").Defer(f.now(), b1.Seq)
 	f.advance(time.Hour) // b1 is long past its expiry, but deferred
 	f.MustAccept(q, "B", "h2", time.Hour)
 	if _, ok, _, _ := f.e.TakeDeferredSession(f.now(), q, "B", "h2", b1.Seq); ok {
@@ -452,7 +452,7 @@ func TestExpiryDeadLetteringSchedulingAndDeferralInSessions_SS5(t *testing.T) {
 	// Dead-lettering by the holder (MaxDeliveryCount, a client's choice).
 	f.MustAccept(q, "D", "h4", time.Hour)
 	d1, _, _ := f.e.ReceiveSession(f.now(), q, "D", "h4")
-	if _, err := f.e.DeadLetterHeld(f.now(), q, "D", "h4", d1.Seq, core.DeadLetterReason{Code: "MaxDeliveryCountExceeded"}); err != nil {
+	if _, err := f.e.Holder(q, "D", "h4").DeadLetter(f.now(), d1.Seq, core.DeadLetterReason{Code: "MaxDeliveryCountExceeded"}); err != nil {
 		t.Fatal(err)
 	}
 	if dead, ok, _, _ := f.e.Take(f.now(), dlq); !ok || dead.Group != "D" {

@@ -39,13 +39,14 @@ type EntityStats struct {
 // protocol and name, in time proportional to the number of entities:
 // unlike Entities it does not walk their items for the next due time.
 func (e *Engine) Stats(now time.Time) []EntityStats {
-	e.lock(now)
-	defer e.release()
-	ents := e.sortedEntities("")
-	out := make([]EntityStats, len(ents))
-	for i, ent := range ents {
-		out[i] = EntityStats{EntityKey: ent.EntityKey, Kind: ent.Kind, Counts: e.counts(ent), Stats: ent.stats}
-	}
+	out, _, _ := run(e, now, func() ([]EntityStats, error) {
+		ents := e.sortedEntities("")
+		out := make([]EntityStats, len(ents))
+		for i, ent := range ents {
+			out[i] = EntityStats{EntityKey: ent.EntityKey, Kind: ent.Kind, Counts: e.counts(ent), Stats: ent.stats}
+		}
+		return out, nil
+	})
 	return out
 }
 

@@ -565,7 +565,7 @@ func (l *link) pump() error {
 		if max := n.maxDeliveryCount(); max > 0 && !l.receiveAndDelete() && it.DeliveryCount > uint32(max) {
 			// delivered MaxDeliveryCount times already (a lock ran out)
 			if session {
-				s.e.DeadLetterHeld(now, n.key, group, holder, it.Seq, maxDeliveryReason(max))
+				s.e.Holder(n.key, group, holder).DeadLetter(now, it.Seq, maxDeliveryReason(max))
 			} else {
 				s.e.DeadLetter(now, n.key, it.Seq, maxDeliveryReason(max))
 			}
@@ -579,7 +579,7 @@ func (l *link) pump() error {
 			switch {
 			case l.receiveAndDelete():
 			case session:
-				s.e.UnlockHeld(s.now(), n.key, group, holder, it.Seq)
+				s.e.Holder(n.key, group, holder).Unlock(s.now(), it.Seq)
 			default:
 				s.e.Unlock(s.now(), n.key, it.Seq)
 			}

@@ -109,7 +109,7 @@ func (s *Server) renewToken(tok amqp.UUID, holder string) (time.Time, error) {
 }
 
 // heldItem is a locked message to settle: in an entity that requires
-// sessions through the engine's holder-checked calls, else the plain ones.
+// sessions through the holder's handle (core.Holder), else the plain ones.
 type heldItem struct {
 	e       *core.Engine
 	k       core.EntityKey
@@ -125,49 +125,49 @@ func (s *Server) held(n *node, it *core.Item, holder string) heldItem {
 
 func (h heldItem) complete(now time.Time) (*core.Commit, error) {
 	if h.session {
-		return h.e.CompleteHeld(now, h.k, h.group, h.holder, h.seq)
+		return h.e.Holder(h.k, h.group, h.holder).Complete(now, h.seq)
 	}
 	return h.e.Complete(now, h.k, h.seq)
 }
 
 func (h heldItem) release(now time.Time) error {
 	if h.session {
-		return h.e.ReleaseHeld(now, h.k, h.group, h.holder, h.seq)
+		return h.e.Holder(h.k, h.group, h.holder).Release(now, h.seq)
 	}
 	return h.e.Release(now, h.k, h.seq)
 }
 
 func (h heldItem) unlock(now time.Time) error {
 	if h.session {
-		return h.e.UnlockHeld(now, h.k, h.group, h.holder, h.seq)
+		return h.e.Holder(h.k, h.group, h.holder).Unlock(now, h.seq)
 	}
 	return h.e.Unlock(now, h.k, h.seq)
 }
 
 func (h heldItem) deferIt(now time.Time) (*core.Commit, error) {
 	if h.session {
-		return h.e.DeferHeld(now, h.k, h.group, h.holder, h.seq)
+		return h.e.Holder(h.k, h.group, h.holder).Defer(now, h.seq)
 	}
 	return h.e.Defer(now, h.k, h.seq)
 }
 
 func (h heldItem) deadLetter(now time.Time, why core.DeadLetterReason) (*core.Commit, error) {
 	if h.session {
-		return h.e.DeadLetterHeld(now, h.k, h.group, h.holder, h.seq, why)
+		return h.e.Holder(h.k, h.group, h.holder).DeadLetter(now, h.seq, why)
 	}
 	return h.e.DeadLetter(now, h.k, h.seq, why)
 }
 
 func (h heldItem) renew(now, until time.Time) (core.Item, error) {
 	if h.session {
-		return h.e.RenewLockHeld(now, h.k, h.group, h.holder, h.seq, until)
+		return h.e.Holder(h.k, h.group, h.holder).RenewLock(now, h.seq, until)
 	}
 	return h.e.RenewLock(now, h.k, h.seq, until)
 }
 
 func (h heldItem) setMeta(now time.Time, meta []byte) (*core.Commit, error) {
 	if h.session {
-		return h.e.SetMetaHeld(now, h.k, h.group, h.holder, h.seq, meta)
+		return h.e.Holder(h.k, h.group, h.holder).SetMeta(now, h.seq, meta)
 	}
 	return h.e.SetMeta(now, h.k, h.seq, meta)
 }

@@ -43,7 +43,7 @@ func TestSessionsSurviveARestart_SS4(t *testing.T) {
 		t.Fatal(err)
 	}
 	a1, _, _ := e.ReceiveSession(at, q, "A", "h1")
-	if c, err := e.CompleteHeld(at, q, "A", "h1", a1.Seq); err != nil {
+	if c, err := e.Holder(q, "A", "h1").Complete(at, a1.Seq); err != nil {
 		t.Fatal(err)
 	} else {
 		last = c
