@@ -36,24 +36,23 @@ type Target struct {
 // the zero Item. Bodies and Metas belong to the engine afterwards, as for
 // Enqueue.
 func (e *Engine) EnqueueBatch(now time.Time, ts []Target) ([]Item, *Commit, error) {
-	e.lock(now)
-	defer e.guard()
-	ents, err := e.checkBatch(ts)
-	if err != nil {
-		e.unlock()
-		return nil, nil, err
-	}
-	e.written = now
-	out := e.enqueueChecked(ts, ents, true)
-	e.written = time.Time{}
-	// The refused go last: what their DeadLetterFunc enqueues cannot stand
-	// in the way of an item checked above.
-	for i, t := range ts {
-		if ents[i] != nil && t.Refused != nil {
-			e.refuseLocked(ents[i], t.Item, *t.Refused)
+	return run(e, now, func() ([]Item, error) {
+		ents, err := e.checkBatch(ts)
+		if err != nil {
+			return nil, err
 		}
-	}
-	return out, e.unlock(), nil
+		e.written = now
+		out := e.enqueueChecked(ts, ents, true)
+		e.written = time.Time{}
+		// The refused go last: what their DeadLetterFunc enqueues cannot
+		// stand in the way of an item checked above.
+		for i, t := range ts {
+			if ents[i] != nil && t.Refused != nil {
+				e.refuseLocked(ents[i], t.Item, *t.Refused)
+			}
+		}
+		return out, nil
+	})
 }
 
 // checkBatch returns the entity of each target of a batch (nil for one
@@ -152,14 +151,11 @@ func (e *Engine) shareSeq(ts []Target, ents []*entity, i int, nums map[shareKey]
 // it: a number that no item of k will take (a topic's number for a
 // message that no subscription took).
 func (e *Engine) ReserveSeq(now time.Time, k EntityKey) (uint64, *Commit, error) {
-	ent, err := e.begin(now, k)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer e.guard()
-	ent.LastSeq++
-	e.entityOp(ent)
-	return ent.LastSeq, e.unlock(), nil
+	return runEntity(e, now, k, func(ent *entity) (uint64, error) {
+		ent.LastSeq++
+		e.entityOp(ent)
+		return ent.LastSeq, nil
+	})
 }
 
 // enqueueable returns why entity ent refuses item it, or nil when
@@ -189,12 +185,14 @@ func enqueueable(ent *entity, it Item) error {
 }
 
 // refuseLocked hands item it, which entity ent refused to take, to the
-// protocol's DeadLetterFunc with why, as DeadLetterRefused does.
+// protocol's DeadLetterFunc with why, as if it had been enqueued and
+// dead-lettered at once (DeadLetterRefused, a refused target of a batch,
+// an item past a cap of an entity that dead-letters what it refuses).
 func (e *Engine) refuseLocked(ent *entity, it Item, why DeadLetterReason) {
 	x := &item{Item: it}
 	x.ent = ent
-	x.EnqueuedAt, x.ModifiedAt = e.now, e.now
-	e.events.record(Event{Time: e.now, Protocol: ent.Protocol, Entity: ent.Name, Rule: why.Rule,
+	x.EnqueuedAt, x.ModifiedAt = e.applying(), e.applying()
+	e.events.record(Event{Time: e.applying(), Protocol: ent.Protocol, Entity: ent.Name, Rule: why.Rule,
 		Action: ActionDeadLettered}, explanation{kind: explainDeadLetter, text: why.Code + ": " + why.Description})
 	if fn := e.protos[ent.Protocol].DeadLetter; fn != nil {
 		e.handOver(fn, ent, x, why)

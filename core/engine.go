@@ -253,9 +253,7 @@ func (e *Engine) Advance(now time.Time) (int, *Commit) {
 // front-end that answers for several engine calls at once (a topology
 // change) waits for it before it answers (EM-3).
 func (e *Engine) WaitDurable(ctx context.Context) error {
-	e.mu.Lock()
-	c := e.lastCommit
-	e.mu.Unlock()
+	c := locked(e, func() *Commit { return e.lastCommit })
 	return c.Wait(ctx)
 }
 

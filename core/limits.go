@@ -122,16 +122,7 @@ func (e *Engine) admit(ent *entity, it *Item) error {
 		return nil
 	}
 	if p.Overflow == RejectNewDeadLetter {
-		why := ent.maxlen("the entity is full and refuses new items")
-		x := &item{Item: *it, ent: ent}
-		x.EnqueuedAt, x.ModifiedAt = e.applying(), e.applying()
-		e.events.record(Event{Time: e.now, Protocol: ent.Protocol, Entity: ent.Name, Rule: why.Rule,
-			Action: ActionDeadLettered}, explanation{kind: explainDeadLetter, text: why.Code + ": " + why.Description})
-		if fn := e.protos[ent.Protocol].DeadLetter; fn != nil {
-			e.handOver(fn, ent, x, why)
-		} else {
-			ent.stats.DeadLettered++
-		}
+		e.refuseLocked(ent, *it, ent.maxlen("the entity is full and refuses new items"))
 	}
 	return Errorf(EFULL, "%s %q is full (%s items, %s bytes at most): it refuses new items",
 		kindOrEntity(ent.Kind), ent.Name, p.MaxItems, p.MaxBytes)

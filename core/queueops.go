@@ -150,8 +150,7 @@ func (e *Engine) enqueueHanded(ent *entity, it Item, h Handoff) (out Item, hande
 	switch h {
 	case HandTaken:
 		if err := e.admit(ent, &it); err != nil {
-			e.unlock()
-			return Item{}, false, nil, err
+			return Item{}, false, err
 		}
 		ent.LastSeq++
 		it.Seq = ent.LastSeq
@@ -175,16 +174,7 @@ func (e *Engine) enqueueHanded(ent *entity, it Item, h Handoff) (out Item, hande
 // with why, as if it had been enqueued and dead-lettered at once.
 func (e *Engine) DeadLetterRefused(now time.Time, k EntityKey, it Item, why DeadLetterReason) (*Commit, error) {
 	_, c, err := runEntity(e, now, k, func(ent *entity) (none, error) {
-		x := &item{Item: it}
-		x.ent = ent
-		x.EnqueuedAt, x.ModifiedAt = e.now, e.now
-		e.events.record(Event{Time: e.now, Protocol: ent.Protocol, Entity: ent.Name, Rule: why.Rule,
-			Action: ActionDeadLettered}, explanation{kind: explainDeadLetter, text: why.Code + ": " + why.Description})
-		if fn := e.protos[ent.Protocol].DeadLetter; fn != nil {
-			e.handOver(fn, ent, x, why)
-		} else {
-			ent.stats.DeadLettered++
-		}
+		e.refuseLocked(ent, it, why)
 		return none{}, nil
 	})
 	return c, err
