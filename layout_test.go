@@ -49,12 +49,13 @@ var allowed = map[string][]string{
 }
 
 // testOnly are the packages of ours that only test files may import.
-var testOnly = []string{"clienttest", "internal/testdeadline"}
+var testOnly = []string{"clienttest", "internal/testdeadline", "internal/connmem"}
 
 // leaves are the packages of ours that import nothing of ours and that
 // every package may import: the servers' mutexes (sync's, or the lock-order
-// checker's in a deadlock build) and a test step that must not hang.
-var leaves = []string{"internal/lockorder", "internal/testdeadline"}
+// checker's in a deadlock build), and, for tests, a step that must not
+// hang and the measure of an idle connection's memory.
+var leaves = []string{"internal/lockorder", "internal/testdeadline", "internal/connmem"}
 
 func TestImportsPointInward(t *testing.T) {
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {

@@ -145,15 +145,7 @@ func (e *Engine) makeRoom(ent *entity) int {
 			break
 		}
 		why := ent.maxlen("the entity is over its length limit")
-		e.removeItem(x)
-		e.events.record(Event{Time: e.now, Due: x.DueAt, Protocol: ent.Protocol, Entity: ent.Name,
-			Item: x.Seq, ItemKey: x.Key, Rule: why.Rule, Action: ActionDeadLettered},
-			explanation{kind: explainDeadLetter, text: why.Code + ": " + why.Description})
-		if fn := e.protos[ent.Protocol].DeadLetter; fn != nil {
-			e.handOver(fn, ent, x, why)
-		} else {
-			ent.stats.DeadLettered++
-		}
+		e.deadLetter(x, why)
 		n++
 	}
 	return n

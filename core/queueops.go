@@ -94,15 +94,7 @@ func (e *Engine) dropHead(ent *entity, maxCount int, maxBytes int64, why DeadLet
 		if x == nil {
 			break
 		}
-		e.removeItem(x)
-		e.events.record(Event{Time: e.now, Due: x.DueAt, Protocol: ent.Protocol, Entity: ent.Name,
-			Item: x.Seq, ItemKey: x.Key, Rule: why.Rule, Action: ActionDeadLettered},
-			explanation{kind: explainDeadLetter, text: why.Code + ": " + why.Description})
-		if fn := e.protos[ent.Protocol].DeadLetter; fn != nil {
-			e.handOver(fn, ent, x, why)
-		} else {
-			ent.stats.DeadLettered++
-		}
+		e.deadLetter(x, why)
 		n++
 	}
 	return n
