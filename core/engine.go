@@ -129,7 +129,9 @@ type ProtocolHooks struct {
 	// Recovered is called by Recover with the protocol's entities, in name
 	// order, once they are loaded and before what fell due while lapse was
 	// down is applied, so that dead letters of that time find their way
-	// (RB-13). It runs inside the engine's lock: it must not call the Engine.
+	// (RB-13). It runs on Recover's caller's goroutine, outside the
+	// engine's lock: it may take the front-end's locks, and must not call
+	// the Engine.
 	Recovered func([]Entity)
 	// Describe says what item it of entity ent is in the protocol's own
 	// words, for people (Engine.Describe, Engine.DeadLetters): its
@@ -283,12 +285,23 @@ func (e *Engine) NextDue() (time.Time, bool) {
 // Recover loads what the Store holds, restarts idle leases from now, and
 // applies everything that fell due while lapse was not running (RB-13).
 // Register the protocols' hooks first: items that expired during the
-// downtime are dead-lettered through them.
+// downtime are dead-lettered through them. It runs in three steps, so that
+// the Recovered hooks run outside the engine's lock, where they may take
+// their front-end's locks (docs/architecture.md, "Locks"): the load, under
+// the lock, which applies nothing (the engine's time stays where it was);
+// the Recovered hooks, on the caller's goroutine, which rebuild the
+// front-ends' tables; then the catch-up to now, whose dead letters find
+// those tables.
 func (e *Engine) Recover(ctx context.Context, now time.Time) error {
 	if e.cfg.Store == nil {
 		return nil
 	}
-	_, _, err := run(e, now, func() (none, error) {
+	type recovered struct {
+		h    func([]Entity)
+		ents []Entity
+	}
+	var hooks map[string]recovered
+	_, _, err := run(e, time.Time{}, func() (none, error) {
 		var cur *entity
 		err := e.cfg.Store.Load(ctx, func(en Entity) error {
 			e.incarnations++
@@ -316,16 +329,17 @@ func (e *Engine) Recover(ctx context.Context, now time.Time) error {
 			if cur.Policy.Retroactive {
 				computeDue(cur, x)
 			}
-			e.add(cur, x) // a scheduled item whose time came while lapse was down is activated by runDue
+			e.add(cur, x) // a scheduled item whose time came while lapse was down is activated by the catch-up
 			return nil
 		}, e.loadSessionState)
 		if err != nil {
 			return none{}, err
 		}
 		for _, ent := range e.entities {
-			ent.lastUsed = e.now
+			ent.lastUsed = now
 			e.armIdle(ent)
 		}
+		hooks = map[string]recovered{}
 		for protocol, h := range e.protos {
 			if h.Recovered == nil {
 				continue
@@ -334,11 +348,17 @@ func (e *Engine) Recover(ctx context.Context, now time.Time) error {
 			for _, ent := range e.sortedEntities(protocol) {
 				ents = append(ents, ent.Entity)
 			}
-			e.callRecovered(h.Recovered, protocol, ents)
+			hooks[protocol] = recovered{h.Recovered, ents}
 		}
-		e.runDue(e.now)
 		return none{}, nil
 	})
+	if err != nil {
+		return err
+	}
+	for protocol, r := range hooks {
+		e.callRecovered(r.h, protocol, r.ents)
+	}
+	_, _, err = run(e, now, func() (none, error) { return none{}, nil })
 	return err
 }
 

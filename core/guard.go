@@ -185,12 +185,13 @@ func (e *Engine) observeLag(protocol string, a Action, lag time.Duration) {
 	e.cfg.ObserveLag(protocol, a, lag)
 }
 
-// The hooks that run inside the engine's lock, each contained.
-
+// callRecovered runs a Recovered hook, outside the lock (Recover).
 func (e *Engine) callRecovered(h func([]Entity), protocol string, ents []Entity) {
 	defer e.contain("Recovered", EntityKey{Protocol: protocol})
 	h(ents)
 }
+
+// The hooks that run inside the engine's lock, each contained.
 
 // callDescribe runs a Describe hook; one that panics describes nothing.
 func (e *Engine) callDescribe(fn func(*Entity, *Item) Description, ent *Entity, it *Item) (d Description) {
