@@ -191,7 +191,7 @@ func (in *inMsg) duplicateOf(d *dedup, now time.Time, window time.Duration, p *p
 			return true
 		}
 	}
-	if d.seen(s, now, window) {
+	if d.claim(s, now, window) {
 		return true
 	}
 	p.ids = append(p.ids, pendingID{d: d, id: s, window: window})

@@ -32,8 +32,8 @@ type plan struct {
 	ids     []pendingID
 }
 
-// pendingID is a message id that dedup d records once the message is
-// stored.
+// pendingID is a message id that the plan claimed of dedup d, taken once
+// the message is stored.
 type pendingID struct {
 	d      *dedup
 	id     string
@@ -60,8 +60,19 @@ func (p *plan) addCopy(msg int, topic, k core.EntityKey, it core.Item) {
 // them: every copy of every message, or, when one is refused, none. It
 // returns the copies stored and the commit to wait for before the client
 // is told.
-func (s *Server) send(now time.Time, path string, ins ...*inMsg) ([]placed, *core.Commit, error) {
+func (s *Server) send(now time.Time, path string, ins ...*inMsg) (_ []placed, _ *core.Commit, err error) {
 	p := plan{touch: true}
+	// The ids the plan claimed are taken once the messages are stored, and
+	// given up when they are not.
+	defer func() {
+		for _, x := range p.ids {
+			if err == nil {
+				x.d.take(x.id, now, x.window)
+			} else {
+				x.d.release(x.id)
+			}
+		}
+	}()
 	for i, in := range ins {
 		if err := s.route(now, path, in, 0, &p, i, false); err != nil {
 			return nil, nil, err
@@ -81,9 +92,6 @@ func (s *Server) send(now time.Time, path string, ins ...*inMsg) ([]placed, *cor
 			}
 		}
 	}
-	for _, x := range p.ids {
-		x.d.record(x.id, now, x.window)
-	}
 	return ps, c, nil
 }
 
@@ -95,6 +103,9 @@ func (s *Server) route(now time.Time, path string, in *inMsg, hops int, p *plan,
 	nt, ni := len(p.targets), len(p.ids)
 	defer func() {
 		if err != nil {
+			for _, x := range p.ids[ni:] {
+				x.d.release(x.id)
+			}
 			p.targets, p.msgs, p.ids = p.targets[:nt], p.msgs[:nt], p.ids[:ni]
 		}
 	}()
