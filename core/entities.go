@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"time"
 )
 
@@ -49,6 +50,23 @@ func (e *Engine) Create(now time.Time, en Entity) (Entity, *Commit, error) {
 		e.entityOp(ent)
 		return ent.Entity, nil
 	})
+}
+
+// CreateDurable creates an entity as Create does and returns once it is
+// durable. A create whose commit fails is undone: the entity is deleted
+// again, so that a failed create leaves nothing behind that a retry of
+// the same name would collide with (issue 25.5). The error is the
+// commit's, or ctx's.
+func (e *Engine) CreateDurable(ctx context.Context, now time.Time, en Entity) (Entity, error) {
+	out, c, err := e.Create(now, en)
+	if err != nil {
+		return Entity{}, err
+	}
+	if err := c.Wait(ctx); err != nil {
+		e.deleteIncarnation(now, out.EntityKey, out.Incarnation)
+		return Entity{}, err
+	}
+	return out, nil
 }
 
 // Update changes an entity through fn, which gets a copy to edit; its key,
@@ -125,6 +143,16 @@ func (e *Engine) Delete(now time.Time, k EntityKey) (*Commit, error) {
 		return none{}, nil
 	})
 	return c, err
+}
+
+// deleteIncarnation deletes entity k if it is still incarnation inc.
+func (e *Engine) deleteIncarnation(now time.Time, k EntityKey, inc uint64) {
+	runEntity(e, now, k, func(ent *entity) (none, error) {
+		if ent.Incarnation == inc {
+			e.deleteEntity(ent)
+		}
+		return none{}, nil
+	})
 }
 
 // Entity returns a copy of entity k.

@@ -141,9 +141,8 @@ func (s *Server) configContainer(ctx context.Context, db *resource, raw json.Raw
 	if err != nil {
 		return fmt.Errorf("container %q: %w", id, err)
 	}
-	_, commit, err := s.cfg.Engine.Create(s.now(), en)
-	if err != nil {
+	if _, err := s.cfg.Engine.CreateDurable(ctx, s.now(), en); err != nil {
 		return fmt.Errorf("container %q: %w", id, err)
 	}
-	return commit.Wait(ctx)
+	return nil
 }

@@ -50,11 +50,7 @@ func (s *Server) postContainers(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	_, commit, err := s.cfg.Engine.Create(s.now(), en)
-	if err == nil {
-		err = commit.Wait(c.Request.Context())
-	}
-	if err != nil {
+	if _, err := s.cfg.Engine.CreateDurable(c.Request.Context(), s.now(), en); err != nil {
 		s.writeError(c, err)
 		return
 	}

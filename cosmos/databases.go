@@ -53,14 +53,10 @@ func (s *Server) newDatabase(ctx context.Context, o *query.Object, offer *offerS
 	if err != nil {
 		return core.Entity{}, err
 	}
-	en, commit, err := s.cfg.Engine.Create(now, core.Entity{
+	return s.cfg.Engine.CreateDurable(ctx, now, core.Entity{
 		EntityKey: dbKey(id), Kind: kindDatabase, Durable: true, Meta: mb,
 		Settings: offerSettings(offer),
 	})
-	if err != nil {
-		return core.Entity{}, err
-	}
-	return en, commit.Wait(ctx)
 }
 
 // listDatabases answers GET /dbs.

@@ -54,6 +54,12 @@ func MustServerOn(tb testing.TB, store *core.MemStore, now time.Time) *fixture {
 	return mustServer(tb, store, now, "127.0.0.1")
 }
 
+// MustServerOnStore is MustServerOn on any store.
+func MustServerOnStore(tb testing.TB, store core.Store, now time.Time) *fixture {
+	tb.Helper()
+	return mustServer(tb, store, now, "127.0.0.1")
+}
+
 // MustServerAt starts a server on a new engine and store that listens on
 // host (an address of this machine, such as 127.0.0.2), with a
 // certificate for host as well as localhost and 127.0.0.1.
@@ -64,9 +70,10 @@ func MustServerAt(tb testing.TB, host string) *fixture {
 
 // mustServer starts a server on store, its clock frozen at now, listening
 // on host.
-func mustServer(tb testing.TB, store *core.MemStore, now time.Time, host string) *fixture {
+func mustServer(tb testing.TB, store core.Store, now time.Time, host string) *fixture {
 	tb.Helper()
-	f := &fixture{tb: tb, store: store}
+	f := &fixture{tb: tb}
+	f.store, _ = store.(*core.MemStore)
 	f.clock = core.NewClock(func() time.Time { return now })
 	f.clock.Freeze()
 	f.e = core.NewEngine(core.Config{Store: store})
