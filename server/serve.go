@@ -216,6 +216,12 @@ func (m *Main) Close(ctx context.Context) error {
 	if m.runner != nil {
 		m.runner.stop()
 	}
+	// What the hooks queued still change the engine (Service Bus deletes
+	// an idle queue's dead-letter queues in its Deleted hook): they run
+	// before the store closes, so that a restart finds their changes.
+	if m.Engine != nil {
+		errs = append(errs, m.Engine.WaitHooks(ctx))
+	}
 	if m.store != nil {
 		errs = append(errs, m.store.Close(ctx))
 	}
