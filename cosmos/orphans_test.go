@@ -2,40 +2,21 @@ package cosmos_test
 
 import (
 	"context"
-	"errors"
-	"sync/atomic"
 	"testing"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
-	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/core/storetest"
 	"github.com/lapse-emulator/lapse/cosmos"
 )
-
-// failingStore is a MemStore whose commits fail while failing is set: a
-// disk that refuses writes.
-type failingStore struct {
-	*core.MemStore
-	failing atomic.Bool
-}
-
-func (s *failingStore) Append(ops []core.Op) *core.Commit {
-	c := s.MemStore.Append(ops)
-	if !s.failing.Load() {
-		return c
-	}
-	failed := core.NewCommit()
-	failed.Done(errors.New("the disk is full"))
-	return failed
-}
 
 // Issue 25.5: a database or container whose create fails to be stored is
 // not left behind: once the store takes writes again, the same create
 // succeeds (201) instead of finding a 409 Conflict for something the
 // client was told failed.
 func TestFailedCreateLeavesNoOrphan(t *testing.T) {
-	st := &failingStore{MemStore: core.NewMemStore()}
+	st := storetest.NewFailing()
 	f := MustServerOnStore(t, st, t0)
 	ctx := context.Background()
 	// No retries: a failed commit is a 500, which the SDK would retry for
@@ -71,13 +52,13 @@ func TestFailedCreateLeavesNoOrphan(t *testing.T) {
 			return err
 		}},
 	}
-	st.failing.Store(true)
+	st.Fail(true)
 	for _, c := range creates {
 		if err := c.do(); err == nil {
 			t.Errorf("the %s was created on a store that fails", c.what)
 		}
 	}
-	st.failing.Store(false)
+	st.Fail(false)
 	for _, c := range creates {
 		if err := c.do(); err != nil {
 			t.Errorf("the %s, once the store takes writes: %v", c.what, err)

@@ -3,53 +3,18 @@ package rabbitmq_test
 import (
 	"fmt"
 	"net/http"
-	gosync "sync"
 	"testing"
 	"time"
 
-	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/core/storetest"
 )
-
-// heldStore is a MemStore whose commits, while held, are not done until
-// released: a disk that has not written yet.
-type heldStore struct {
-	*core.MemStore
-	mu   gosync.Mutex
-	hold bool
-	held []*core.Commit
-}
-
-func (s *heldStore) Append(ops []core.Op) *core.Commit {
-	c := s.MemStore.Append(ops)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.hold {
-		return c
-	}
-	h := core.NewCommit()
-	s.held = append(s.held, h)
-	return h
-}
-
-func (s *heldStore) setHold(hold bool) {
-	s.mu.Lock()
-	s.hold = hold
-	held := s.held
-	s.held = nil
-	s.mu.Unlock()
-	if !hold {
-		for _, c := range held {
-			c.Done(nil)
-		}
-	}
-}
 
 // answeredWhileHeld runs do, a change the client is answered for, while
 // the store holds its commits, and reports whether the answer came before
 // they were released; the answer must come once they are.
-func answeredWhileHeld(t *testing.T, st *heldStore, do func() error) bool {
+func answeredWhileHeld(t *testing.T, st *storetest.Held, do func() error) bool {
 	t.Helper()
-	st.setHold(true)
+	st.Hold(true)
 	done := make(chan error, 1)
 	go func() { done <- do() }()
 	early := false
@@ -61,7 +26,7 @@ func answeredWhileHeld(t *testing.T, st *heldStore, do func() error) bool {
 		}
 	case <-time.After(300 * time.Millisecond):
 	}
-	st.setHold(false)
+	st.Hold(false)
 	if !early {
 		select {
 		case err := <-done:
@@ -80,7 +45,7 @@ func answeredWhileHeld(t *testing.T, st *heldStore, do func() error) bool {
 // once its change is stored: a crash after the answer must not lose a
 // durable queue, exchange, binding or policy the client was told of.
 func TestTopologyChangesAreAnsweredOnceDurable_EM3(t *testing.T) {
-	st := &heldStore{MemStore: core.NewMemStore()}
+	st := storetest.NewHeld()
 	f := MustServerOnStore(t, st, t0)
 	ch := f.MustChannel()
 	a := MustManagement(t, f)

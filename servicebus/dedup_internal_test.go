@@ -1,11 +1,8 @@
 package servicebus
 
 import (
-	"context"
 	"testing"
-	"time"
 
-	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/servicebus/amqp"
 	"github.com/lapse-emulator/lapse/servicebus/atom"
 )
@@ -17,15 +14,7 @@ import (
 // The two plans below stand for two sends whose engine calls have not run
 // yet.
 func TestDuplicateDetectionClaimsAnIdWhileItsMessageIsStored(t *testing.T) {
-	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	clock := core.NewClock(func() time.Time { return t0 })
-	clock.Freeze()
-	e := core.NewEngine(core.Config{Store: core.NewMemStore()})
-	s := New(Config{Engine: e, Now: clock.Now, Version: "test"})
-	e.Register(core.ServiceBus, s.Hooks())
-	if err := e.Recover(context.Background(), clock.Now()); err != nil {
-		t.Fatal(err)
-	}
+	s, _, clock := mustBareServer(t)
 	p := atom.DefaultQueue()
 	p.RequiresDuplicateDetection = true
 	if _, err := s.createQueue("q", p); err != nil {

@@ -16,15 +16,7 @@ import (
 // made while that lock is held does not wait for itself. Each case holds
 // the lock across an engine call whose hook takes it.
 func TestHooksDoNotRunUnderTheCallersLock(t *testing.T) {
-	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	clock := core.NewClock(func() time.Time { return t0 })
-	clock.Freeze()
-	e := core.NewEngine(core.Config{Store: core.NewMemStore()})
-	s := New(Config{Engine: e, Now: clock.Now, Version: "test"})
-	e.Register(core.ServiceBus, s.Hooks())
-	if err := e.Recover(context.Background(), clock.Now()); err != nil {
-		t.Fatal(err)
-	}
+	s, e, clock := mustBareServer(t)
 	if _, err := s.createQueue("plain", atom.DefaultQueue()); err != nil {
 		t.Fatal(err)
 	}
