@@ -30,8 +30,6 @@ type Engine struct {
 	// opEvents is the ID of the next event when the current operation took
 	// the lock, before its catch-up (op.go).
 	opEvents uint64
-	// incarnations numbers the entities created or loaded (Entity.Incarnation).
-	incarnations uint64
 	// lastCommit is the Commit of the latest Append: once it is done, every
 	// change the engine made before it is durable.
 	lastCommit *Commit
@@ -124,7 +122,7 @@ type ProtocolHooks struct {
 	SessionLost func(k EntityKey, group, holder string)
 	// Deleted is called when the engine itself deleted an entity (idle
 	// deletion, SB-10, RB-8). A name may have a new entity by then:
-	// compare Entity.Incarnation with the front-end's record.
+	// compare Entity.Handle with the front-end's record (handle.go).
 	Deleted func(Entity)
 	// Recovered is called by Recover with the protocol's entities, in name
 	// order, once they are loaded and before what fell due while lapse was
@@ -304,8 +302,7 @@ func (e *Engine) Recover(ctx context.Context, now time.Time) error {
 	_, _, err := run(e, time.Time{}, func() (none, error) {
 		var cur *entity
 		err := e.cfg.Store.Load(ctx, func(en Entity) error {
-			e.incarnations++
-			en.Incarnation = e.incarnations
+			en.Handle = new(Handle)
 			ent := newEntity(en)
 			e.entities[en.EntityKey] = ent
 			cur = ent
@@ -367,6 +364,7 @@ func (e *Engine) Reset(now time.Time) *Commit {
 	_, c, _ := run(e, now, func() (none, error) {
 		for _, ent := range e.entities {
 			e.dropEntity(ent)
+			ent.Handle.kill()
 		}
 		clear(e.entities)
 		e.timers = nil

@@ -41,8 +41,7 @@ func (e *Engine) Create(now time.Time, en Entity) (Entity, *Commit, error) {
 		}
 		en.Created = e.now
 		en.LastSeq = 0
-		e.incarnations++
-		en.Incarnation = e.incarnations
+		en.Handle = new(Handle)
 		ent := newEntity(en)
 		ent.lastUsed = e.now
 		e.entities[en.EntityKey] = ent
@@ -63,7 +62,7 @@ func (e *Engine) CreateDurable(ctx context.Context, now time.Time, en Entity) (E
 		return Entity{}, err
 	}
 	if err := c.Wait(ctx); err != nil {
-		e.deleteIncarnation(now, out.EntityKey, out.Incarnation)
+		e.deleteIncarnation(now, out.EntityKey, out.Handle)
 		return Entity{}, err
 	}
 	return out, nil
@@ -85,7 +84,7 @@ func (e *Engine) update(ent *entity, fn func(*Entity) error) (Entity, error) {
 	if err := fn(&cp); err != nil {
 		return Entity{}, err
 	}
-	cp.EntityKey, cp.Created, cp.LastSeq, cp.Incarnation = ent.EntityKey, ent.Created, ent.LastSeq, ent.Incarnation
+	cp.EntityKey, cp.Created, cp.LastSeq, cp.Handle = ent.EntityKey, ent.Created, ent.LastSeq, ent.Handle
 	if cp.Policy.Sessions != ent.Policy.Sessions {
 		return Entity{}, Errorf(EINVALID, "whether %s %q has sessions cannot be changed", kindOrEntity(ent.Kind), ent.Name)
 	}
@@ -145,10 +144,10 @@ func (e *Engine) Delete(now time.Time, k EntityKey) (*Commit, error) {
 	return c, err
 }
 
-// deleteIncarnation deletes entity k if it is still incarnation inc.
-func (e *Engine) deleteIncarnation(now time.Time, k EntityKey, inc uint64) {
+// deleteIncarnation deletes entity k if it is still the one h stands for.
+func (e *Engine) deleteIncarnation(now time.Time, k EntityKey, h *Handle) {
 	runEntity(e, now, k, func(ent *entity) (none, error) {
-		if ent.Incarnation == inc {
+		if ent.Handle == h {
 			e.deleteEntity(ent)
 		}
 		return none{}, nil
@@ -169,15 +168,12 @@ func (e *Engine) Entity(k EntityKey) (Entity, bool) {
 	return en, found
 }
 
-// Exists reports whether entity k is there at now, once what fell due up
-// to now is applied, and is the entity of incarnation inc (any when inc
-// is 0): a front-end asks it when its own record of an entity may be of
-// one the engine has deleted and whose Deleted hook has not run yet.
-func (e *Engine) Exists(now time.Time, k EntityKey, inc uint64) bool {
-	ok, _, _ := run(e, now, func() (bool, error) {
-		ent := e.entities[k]
-		return ent != nil && (inc == 0 || ent.Incarnation == inc), nil
-	})
+// Alive reports whether the entity h stands for is still there at now,
+// once what fell due up to now is applied. A front-end asks it before it
+// takes a name whose record may be of an entity due for deletion; a
+// lookup that needs no such certainty checks h.Live (handle.go).
+func (e *Engine) Alive(now time.Time, h *Handle) bool {
+	ok, _, _ := run(e, now, func() (bool, error) { return h.Live(), nil })
 	return ok
 }
 

@@ -49,14 +49,11 @@ type Entity struct {
 	Created time.Time `json:"created"`
 	// LastSeq is the highest item sequence number the entity has used.
 	LastSeq uint64 `json:"lastSeq"`
-	// Incarnation tells this entity from an earlier or later one of the
-	// same key: the engine numbers each entity it creates or loads, anew
-	// at every start, and keeps nothing of it. A front-end keeps it with
-	// its own record of the entity, so that a hook about an entity
-	// deleted meanwhile and made anew under the same name (hooks run
-	// after the engine call that made them, hooks.go) leaves the new one
-	// alone.
-	Incarnation uint64 `json:"-"`
+	// Handle tells this incarnation of the entity from an earlier or
+	// later one of the same key and says whether it is still there: the
+	// engine makes one for each entity it creates or loads and keeps
+	// nothing of it across starts (handle.go).
+	Handle *Handle `json:"-"`
 }
 
 // Setting is one entity setting in the protocol's words.

@@ -402,6 +402,7 @@ func (e *Engine) touch(ent *entity, u Use) {
 // deleteEntity removes an entity and its items from the engine and the store.
 func (e *Engine) deleteEntity(ent *entity) {
 	e.dropEntity(ent)
+	ent.Handle.kill()
 	delete(e.entities, ent.EntityKey)
 	if ent.Durable {
 		e.ops = append(e.ops, Op{Kind: OpDeleteEntity, Key: ent.EntityKey})

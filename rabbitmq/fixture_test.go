@@ -47,12 +47,23 @@ func MustServerOn(tb testing.TB, store *core.MemStore, now time.Time, users ...r
 // MustServerOnStore is MustServerOn on any store.
 func MustServerOnStore(tb testing.TB, store core.Store, now time.Time, users ...rabbitmq.User) *fixture {
 	tb.Helper()
+	return mustServerWithHooks(tb, store, now, nil, users...)
+}
+
+// mustServerWithHooks is MustServerOnStore with the server's hooks passed
+// through wrap (when not nil) before the engine gets them.
+func mustServerWithHooks(tb testing.TB, store core.Store, now time.Time, wrap func(core.ProtocolHooks) core.ProtocolHooks, users ...rabbitmq.User) *fixture {
+	tb.Helper()
 	f := &fixture{tb: tb}
 	f.clock = core.NewClock(func() time.Time { return now })
 	f.clock.Freeze()
 	f.e = core.NewEngine(core.Config{Store: store})
 	f.s = rabbitmq.New(rabbitmq.Config{Engine: f.e, Now: f.clock.Now, Version: "test", Users: users})
-	f.e.Register(core.RabbitMQ, f.s.Hooks())
+	h := f.s.Hooks()
+	if wrap != nil {
+		h = wrap(h)
+	}
+	f.e.Register(core.RabbitMQ, h)
 	if err := f.e.Recover(context.Background(), f.clock.Now()); err != nil {
 		tb.Fatal(err)
 	}

@@ -32,7 +32,9 @@ func (s *Server) queuesIn(vh string) []*queue {
 			continue
 		}
 		for _, q := range v.queues {
-			out = append(out, q)
+			if q.h.Live() {
+				out = append(out, q)
+			}
 		}
 	}
 	s.mu.RUnlock()
@@ -115,10 +117,16 @@ func (s *Server) bindingsIn(vh string) []bindingView {
 			continue
 		}
 		for _, q := range v.queues {
+			if !q.h.Live() {
+				continue
+			}
 			out = append(out, bindingView{vhost: name, dest: q.name, destType: "queue", key: q.name})
 		}
 		for _, x := range v.exchanges {
 			for _, b := range x.bindings {
+				if b.queue != nil && !b.queue.h.Live() {
+					continue
+				}
 				out = append(out, bindingView{vhost: name, source: x.name, dest: b.destName(),
 					destType: b.destType(), key: b.key, args: b.args, argsID: b.argsID})
 			}

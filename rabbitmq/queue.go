@@ -17,17 +17,18 @@ type queue struct {
 	vhost string
 	name  string
 	key   core.EntityKey
-	// incarnation is the core entity's (core.Entity.Incarnation): a hook
-	// about an earlier queue of the same name leaves this one alone.
-	incarnation uint64
-	durable     bool
-	exclusive   bool
-	autoDelete  bool
-	args        map[string]any
-	owner       *conn      // the connection of an exclusive queue
-	inbound     []*binding // under Server.mu
-	settings    atomic.Pointer[adapters.RabbitQueueSettings]
-	dl          deadLetterCache // under the engine's lock
+	// h is the core entity's handle: the queue is served only while it
+	// is live, and a hook about an earlier queue of the same name leaves
+	// this one alone (core/handle.go).
+	h          *core.Handle
+	durable    bool
+	exclusive  bool
+	autoDelete bool
+	args       map[string]any
+	owner      *conn      // the connection of an exclusive queue
+	inbound    []*binding // under Server.mu
+	settings   atomic.Pointer[adapters.RabbitQueueSettings]
+	dl         deadLetterCache // under the engine's lock
 
 	// dmu keeps deliveries in queue order: it is held from taking a
 	// message out of the engine until it is written to its consumer, by the

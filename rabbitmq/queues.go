@@ -19,12 +19,7 @@ import (
 // lookupQueue returns queue name of vhost vh for connection c: 404 if there
 // is none, 405 if it is another connection's exclusive queue.
 func (s *Server) lookupQueue(c *conn, vh, name string) (*queue, error) {
-	s.mu.RLock()
-	var q *queue
-	if v := s.vhosts[vh]; v != nil {
-		q = v.queues[name]
-	}
-	s.mu.RUnlock()
+	q := s.findQueue(vh, name)
 	if q == nil {
 		return nil, notFoundQueue(vh, name)
 	}
@@ -63,8 +58,8 @@ func (s *Server) queueDeclare(c *conn, vh string, m *wire.QueueDeclare) (string,
 	// A queue the engine has deleted (RB-8), whose Deleted hook has not
 	// run yet, is made anew, as RabbitMQ, which has forgotten it by then,
 	// makes it: gone before the checks, or as the declare touches it.
-	q := s.findQueue(vh, name)
-	if q != nil && !s.e.Exists(s.now(), q.key, q.incarnation) {
+	q := s.queueRecord(vh, name)
+	if q != nil && !s.e.Alive(s.now(), q.h) {
 		s.afterUnbind(s.unlinkQueue(q))
 		q = nil
 	}
@@ -106,7 +101,21 @@ func (s *Server) queueDeclare(c *conn, vh string, m *wire.QueueDeclare) (string,
 	return name, 0, 0, nil
 }
 
+// findQueue returns queue name of vhost vh, nil if there is none or if
+// the engine has deleted its entity (the registry is a cache of the
+// engine's, core/handle.go): every lookup that serves a client goes
+// through it.
 func (s *Server) findQueue(vh, name string) *queue {
+	if q := s.queueRecord(vh, name); q != nil && q.h.Live() {
+		return q
+	}
+	return nil
+}
+
+// queueRecord returns the topology's record of queue name, live or not:
+// for the code that keeps the registry (a declare that takes the name of
+// a queue the engine deleted, the Deleted hook), not for serving.
+func (s *Server) queueRecord(vh, name string) *queue {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if v := s.vhosts[vh]; v != nil {
@@ -129,6 +138,12 @@ func (s *Server) createQueue(q *queue) error {
 	if v == nil {
 		return channelError(wire.NotFound, "no vhost '%s'", q.vhost)
 	}
+	// The one place a queue is registered: a record left of a queue of
+	// the name that the engine deleted, whose Deleted hook has not run
+	// yet, is unlinked first, so that its bindings do not outlive it.
+	if old := s.queueRecord(q.vhost, q.name); old != nil && old != q && !s.e.Alive(s.now(), old.h) {
+		s.afterUnbind(s.unlinkQueue(old))
+	}
 	st := adapters.RabbitQueueEffective(q.vhost, q.name, q.args, pols, ops)
 	q.setSettings(st)
 	meta, _ := json.Marshal(queueMeta{VHost: q.vhost, Name: q.name, Durable: q.durable, AutoDelete: q.autoDelete,
@@ -139,7 +154,7 @@ func (s *Server) createQueue(q *queue) error {
 	if err != nil {
 		return fromCore(err)
 	}
-	q.incarnation = made.Incarnation
+	q.h = made.Handle
 	s.lockTopo()
 	v.queues[q.name] = q
 	s.byKey[q.key] = q
@@ -263,7 +278,7 @@ func (s *Server) deleted(en core.Entity) {
 	// bindings, or deleted if auto-delete and left with none.
 	s.topoMu.Lock()
 	defer s.topoMu.Unlock()
-	if q := s.findQueue(m.VHost, m.Name); q != nil && q.incarnation == en.Incarnation {
+	if q := s.queueRecord(m.VHost, m.Name); q != nil && q.h == en.Handle {
 		s.afterUnbind(s.unlinkQueue(q))
 	}
 }

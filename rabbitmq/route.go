@@ -30,7 +30,7 @@ type routing struct {
 func (r *routing) route(v *vhost, x *exchange) {
 	if x == nil {
 		for _, k := range r.keys {
-			if q := v.queues[k]; q != nil {
+			if q := v.queues[k]; q != nil && q.h.Live() {
 				r.addQueue(q)
 			}
 		}
@@ -67,7 +67,9 @@ func (r *routing) route(v *vhost, x *exchange) {
 }
 
 func (r *routing) addQueue(q *queue) {
-	if !slices.Contains(r.queues, q) {
+	// A queue the engine has deleted, whose Deleted hook has not unbound
+	// it yet, is gone for routing too (core/handle.go).
+	if q.h.Live() && !slices.Contains(r.queues, q) {
 		r.queues = append(r.queues, q)
 	}
 }

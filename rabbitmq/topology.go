@@ -153,7 +153,8 @@ func (x *exchange) meta() []byte {
 
 // recovered rebuilds the topology from the entities the store kept: vhosts
 // first, then exchanges, queues, policies, and last the bindings. It runs
-// inside the engine's lock (core.ProtocolHooks.Recovered).
+// before anything is served, outside the engine's lock
+// (core.ProtocolHooks.Recovered).
 func (s *Server) recovered(ents []core.Entity) {
 	s.lockTopo()
 	defer s.mu.Unlock()
@@ -189,7 +190,7 @@ func (s *Server) recovered(ents []core.Entity) {
 			continue
 		}
 		q := s.newQueue(m.VHost, m.Name, m.Durable, false, m.AutoDelete, decodeTable(m.Arguments))
-		q.incarnation = en.Incarnation
+		q.h = en.Handle
 		v(m.VHost).queues[m.Name] = q
 		s.byKey[q.key] = q
 	}

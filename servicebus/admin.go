@@ -164,7 +164,9 @@ func (b backend) List(kind atom.Kind, parent atom.Path, skip, top int) ([]atom.E
 		s.mu.RLock()
 		qs := make([]*queueEnt, 0, len(s.queues))
 		for _, q := range s.queues {
-			qs = append(qs, q)
+			if q.live() {
+				qs = append(qs, q)
+			}
 		}
 		s.mu.RUnlock()
 		sort.Slice(qs, func(i, j int) bool { return fold(qs[i].name) < fold(qs[j].name) })
@@ -175,7 +177,9 @@ func (b backend) List(kind atom.Kind, parent atom.Path, skip, top int) ([]atom.E
 		s.mu.RLock()
 		ts := make([]*topicEnt, 0, len(s.topics))
 		for _, t := range s.topics {
-			ts = append(ts, t)
+			if t.live() {
+				ts = append(ts, t)
+			}
 		}
 		s.mu.RUnlock()
 		sort.Slice(ts, func(i, j int) bool { return fold(ts[i].name) < fold(ts[j].name) })
@@ -190,7 +194,9 @@ func (b backend) List(kind atom.Kind, parent atom.Path, skip, top int) ([]atom.E
 		s.mu.RLock()
 		ss := make([]*subEnt, 0, len(te.subs))
 		for _, se := range te.subs {
-			ss = append(ss, se)
+			if se.live() {
+				ss = append(ss, se)
+			}
 		}
 		s.mu.RUnlock()
 		sort.Slice(ss, func(i, j int) bool { return fold(ss[i].name) < fold(ss[j].name) })
@@ -271,8 +277,12 @@ func (s *Server) queueEntry(qe *queueEnt) atom.Entry {
 func (s *Server) topicEntry(te *topicEnt) atom.Entry {
 	s.mu.RLock()
 	props := te.props
-	rt := atom.Runtime{CreatedAt: te.created, UpdatedAt: te.updated, AccessedAt: te.updated, SubscriptionCount: int32(len(te.subs))}
+	rt := atom.Runtime{CreatedAt: te.created, UpdatedAt: te.updated, AccessedAt: te.updated}
 	for _, se := range te.subs {
+		if !se.live() {
+			continue
+		}
+		rt.SubscriptionCount++
 		for _, r := range se.rules {
 			if r.props.Filter.Type == atom.CorrelationFilter {
 				rt.CorrelationFilterCount++

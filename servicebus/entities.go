@@ -29,7 +29,7 @@ type queueEnt struct {
 	created, updated time.Time
 	main, dlq, tdlq  *node
 	dups             dedup
-	incarnation      uint64 // its main entity's (core.Entity.Incarnation)
+	h                *core.Handle // its main entity's (core/handle.go)
 }
 
 // topicEnt is a topic and its subscriptions.
@@ -41,7 +41,7 @@ type topicEnt struct {
 	pol              core.Policy        // its core policy, the ceiling of its copies (SB-5)
 	subs             map[string]*subEnt // by folded name
 	dups             dedup
-	incarnation      uint64 // its entity's (core.Entity.Incarnation)
+	h                *core.Handle // its entity's
 }
 
 // subEnt is a subscription and its rules.
@@ -52,7 +52,52 @@ type subEnt struct {
 	created, updated time.Time
 	rules            []*rule // by name
 	main, dlq, tdlq  *node
-	incarnation      uint64 // its main entity's (core.Entity.Incarnation)
+	h                *core.Handle // its main entity's
+}
+
+// The registry (the queues and topics maps) is a cache of the engine's
+// entities (issue 25.5, docs/architecture.md): a record is built from its
+// core entity by one function (queueRecordOf, topicRecordOf,
+// subRecordOf) when it is created and when it is recovered, keeps the
+// entity's handle, and is served only while the handle is live. So a
+// record never outlives its entity, even before the Deleted hook that
+// forgets it has run; and a create whose commit fails deletes its
+// entities again (createAll), so no entity outlives its record.
+
+func (q *queueEnt) live() bool { return q.h.Live() }
+func (t *topicEnt) live() bool { return t.h.Live() }
+func (se *subEnt) live() bool  { return se.h.Live() && se.topic.live() }
+
+// queueRecordOf makes the record of a queue from its core entity and meta.
+// It and subRecordOf make nodes: callers hold s.mu.
+func (s *Server) queueRecordOf(en core.Entity, m *entityMeta) *queueEnt {
+	qe := &queueEnt{name: m.Name, props: *m.Queue, created: en.Created, updated: m.Updated, h: en.Handle}
+	qe.main, qe.dlq, qe.tdlq = s.newNodes(en.Name, qe, nil)
+	return qe
+}
+
+// topicRecordOf makes the record of a topic from its core entity and meta.
+func topicRecordOf(en core.Entity, m *entityMeta) *topicEnt {
+	return &topicEnt{name: m.Name, props: *m.TopicProps, pol: en.Policy, created: en.Created,
+		updated: m.Updated, key: en.EntityKey, subs: map[string]*subEnt{}, h: en.Handle}
+}
+
+// subRecordOf makes the record of a subscription of te from its core
+// entity and meta; a stored rule that no longer compiles is left out.
+func (s *Server) subRecordOf(te *topicEnt, en core.Entity, m *entityMeta) *subEnt {
+	se := &subEnt{topic: te, name: m.Name, props: *m.Subscription, created: en.Created, updated: m.Updated, h: en.Handle}
+	for _, rm := range m.Rules {
+		r, err := compileRule(rm.Props)
+		if err != nil {
+			s.log().Warn("a stored rule does not compile", "subscription", en.Name, "rule", rm.Props.Name, "err", err)
+			continue
+		}
+		r.created = rm.Created
+		se.rules = append(se.rules, r)
+	}
+	sortRules(se.rules)
+	se.main, se.dlq, se.tdlq = s.newNodes(en.Name, nil, se)
+	return se
 }
 
 // rule is a subscription rule, compiled.

@@ -60,6 +60,13 @@ func MustServerWith(tb testing.TB, set func(*servicebus.Config)) *fixture {
 // changed by set when set is not nil.
 func newFixture(tb testing.TB, store core.Store, now time.Time, set func(*servicebus.Config)) *fixture {
 	tb.Helper()
+	return newFixtureWithHooks(tb, store, now, set, nil)
+}
+
+// newFixtureWithHooks is newFixture with the server's hooks passed through
+// wrap (when not nil) before the engine gets them.
+func newFixtureWithHooks(tb testing.TB, store core.Store, now time.Time, set func(*servicebus.Config), wrap func(core.ProtocolHooks) core.ProtocolHooks) *fixture {
+	tb.Helper()
 	f := &fixture{tb: tb}
 	f.store, _ = store.(*core.MemStore)
 	f.clock = core.NewClock(func() time.Time { return now })
@@ -70,7 +77,11 @@ func newFixture(tb testing.TB, store core.Store, now time.Time, set func(*servic
 		set(&cfg)
 	}
 	f.s = servicebus.New(cfg)
-	f.e.Register(core.ServiceBus, f.s.Hooks())
+	h := f.s.Hooks()
+	if wrap != nil {
+		h = wrap(h)
+	}
+	f.e.Register(core.ServiceBus, h)
 	if err := f.e.Recover(context.Background(), f.clock.Now()); err != nil {
 		tb.Fatal(err)
 	}

@@ -367,6 +367,9 @@ func (s *Server) mgmtCancel(l *link, req amqp.Map) mgmtResult {
 			if te := s.topic(l.path); te != nil {
 				s.mu.RLock()
 				for _, se := range te.subs {
+					if !se.live() {
+						continue
+					}
 					targets = append(targets, placed{key: se.main.key, seq: uint64(seq)})
 				}
 				s.mu.RUnlock()

@@ -126,9 +126,8 @@ func (s *Server) createQueue(name string, p atom.QueueProperties) (*queueEnt, er
 	if err != nil {
 		return nil, err
 	}
-	qe := &queueEnt{name: name, props: p, created: ents[len(ents)-1].Created, updated: now, incarnation: ents[len(ents)-1].Incarnation}
 	s.mu.Lock()
-	qe.main, qe.dlq, qe.tdlq = s.newNodes(name, qe, nil)
+	qe := s.queueRecordOf(ents[len(ents)-1], m)
 	s.queues[fold(name)] = qe
 	s.mu.Unlock()
 	return qe, nil
@@ -235,9 +234,7 @@ func (s *Server) createTopic(name string, p atom.TopicProperties) (*topicEnt, er
 	if err != nil {
 		return nil, err
 	}
-	en := ens[0]
-	te := &topicEnt{name: name, props: p, pol: pol, created: en.Created, updated: now, key: en.EntityKey, subs: map[string]*subEnt{},
-		incarnation: en.Incarnation}
+	te := topicRecordOf(ens[0], m)
 	s.mu.Lock()
 	s.topics[fold(name)] = te
 	s.mu.Unlock()
@@ -306,13 +303,13 @@ func (s *Server) forgetTopic(te *topicEnt) []*subEnt {
 	return subs
 }
 
-// subscriptionMeta is the Meta of a subscription's core entity.
-func subscriptionMeta(se *subEnt, p atom.SubscriptionProperties, rules []*rule, now time.Time) []byte {
-	m := &entityMeta{Kind: kindSubscription, Name: se.name, Topic: se.topic.name, Subscription: &p, Updated: now}
+// subscriptionMeta is the Meta of subscription name of topic.
+func subscriptionMeta(topic, name string, p atom.SubscriptionProperties, rules []*rule, now time.Time) *entityMeta {
+	m := &entityMeta{Kind: kindSubscription, Name: name, Topic: topic, Subscription: &p, Updated: now}
 	for _, r := range rules {
 		m.Rules = append(m.Rules, ruleMeta{Props: r.props, Created: r.created})
 	}
-	return m.marshal()
+	return m
 }
 
 // createSubscription creates a subscription with its default rule (or the
@@ -359,17 +356,16 @@ func (s *Server) createSubscription(topic, name string, p atom.SubscriptionPrope
 	}
 	now := s.now()
 	r.created = now
-	se := &subEnt{topic: te, name: name, props: p, updated: now, rules: []*rule{r}}
+	rules := []*rule{r}
 	path := te.name + subscriptionsPart + name
-	ents, err := s.createNodes(now, path, kindSubscription, pol, subscriptionSettings(p, se.rules),
-		subscriptionMeta(se, p, se.rules, now), te.name)
+	m := subscriptionMeta(te.name, name, p, rules, now)
+	ents, err := s.createNodes(now, path, kindSubscription, pol, subscriptionSettings(p, rules), m.marshal(), te.name)
 	if err != nil {
 		return nil, err
 	}
-	se.created, se.incarnation = ents[len(ents)-1].Created, ents[len(ents)-1].Incarnation
 	s.e.Touch(now, te.key, core.UseChild)
 	s.mu.Lock()
-	se.main, se.dlq, se.tdlq = s.newNodes(path, nil, se)
+	se := s.subRecordOf(te, ents[len(ents)-1], m)
 	te.subs[fold(name)] = se
 	s.mu.Unlock()
 	return se, nil
@@ -409,7 +405,7 @@ func (s *Server) updateSubscriptionLocked(topic, name string, p *atom.Subscripti
 		return nil, err
 	}
 	now := s.now()
-	c, err := s.updateCore(now, se.main.key, pol, subscriptionSettings(props, rs), subscriptionMeta(se, props, rs, now))
+	c, err := s.updateCore(now, se.main.key, pol, subscriptionSettings(props, rs), subscriptionMeta(se.topic.name, se.name, props, rs, now).marshal())
 	if err != nil {
 		return nil, err
 	}
@@ -559,21 +555,44 @@ func forwardName(t string) string {
 	return t
 }
 
-// Lookups; they take s.mu for reading.
+// Lookups; they take s.mu for reading. Those that serve clients return
+// live records only (entities.go); the *Record ones, for the code that
+// keeps the registry, return a record whether or not its entity is live.
 
 func (s *Server) queue(name string) *queueEnt {
+	if qe := s.queueRecord(name); qe != nil && qe.live() {
+		return qe
+	}
+	return nil
+}
+
+func (s *Server) topic(name string) *topicEnt {
+	if te := s.topicRecord(name); te != nil && te.live() {
+		return te
+	}
+	return nil
+}
+
+func (s *Server) subscription(topic, name string) *subEnt {
+	if se := s.subscriptionRecord(topic, name); se != nil && se.live() {
+		return se
+	}
+	return nil
+}
+
+func (s *Server) queueRecord(name string) *queueEnt {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.queues[fold(name)]
 }
 
-func (s *Server) topic(name string) *topicEnt {
+func (s *Server) topicRecord(name string) *topicEnt {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.topics[fold(name)]
 }
 
-func (s *Server) subscription(topic, name string) *subEnt {
+func (s *Server) subscriptionRecord(topic, name string) *subEnt {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	te := s.topics[fold(topic)]
@@ -583,7 +602,8 @@ func (s *Server) subscription(topic, name string) *subEnt {
 	return te.subs[fold(name)]
 }
 
-// resolve finds the node an address names.
+// resolve finds the node an address names, nil if there is none or its
+// entity is gone.
 func (s *Server) resolve(a address) *node {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -594,13 +614,13 @@ func (s *Server) resolve(a address) *node {
 			return nil
 		}
 		se := te.subs[fold(a.sub)]
-		if se == nil {
+		if se == nil || !se.live() {
 			return nil
 		}
 		main, dlq, tdlq = se.main, se.dlq, se.tdlq
 	} else {
 		qe := s.queues[fold(a.entity)]
-		if qe == nil {
+		if qe == nil || !qe.live() {
 			return nil
 		}
 		main, dlq, tdlq = qe.main, qe.dlq, qe.tdlq

@@ -156,6 +156,9 @@ func (s *Server) route(now time.Time, path string, in *inMsg, hops int, p *plan,
 	pol := te.pol
 	targets := make([]target, 0, len(te.subs))
 	for _, se := range te.subs {
+		if !se.live() {
+			continue
+		}
 		t := target{se: se, rules: se.rules}
 		t.props.forward, t.props.session = se.props.ForwardTo, se.props.RequiresSession
 		targets = append(targets, t)

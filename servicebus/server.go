@@ -174,15 +174,15 @@ func (s *Server) deleted(en core.Entity) {
 	// its name since (or forgotten already by dropDeleted).
 	switch m.Kind {
 	case kindQueue:
-		if qe := s.queue(m.Name); qe != nil && qe.incarnation == en.Incarnation {
+		if qe := s.queueRecord(m.Name); qe != nil && qe.h == en.Handle {
 			s.forgetDeletedQueue(qe)
 		}
 	case kindTopic:
-		if te := s.topic(m.Name); te != nil && te.incarnation == en.Incarnation {
+		if te := s.topicRecord(m.Name); te != nil && te.h == en.Handle {
 			s.forgetDeletedTopic(te)
 		}
 	case kindSubscription:
-		if se := s.subscription(m.Topic, m.Name); se != nil && se.incarnation == en.Incarnation {
+		if se := s.subscriptionRecord(m.Topic, m.Name); se != nil && se.h == en.Handle {
 			s.forgetDeletedSubscription(se)
 		}
 	}
@@ -217,15 +217,15 @@ func (s *Server) forgetDeletedSubscription(se *subEnt) {
 // or nothing.
 func (s *Server) dropDeleted(now time.Time, te *topicEnt, name string) {
 	if te != nil {
-		if se := s.subscription(te.name, name); se != nil && !s.e.Exists(now, se.main.key, se.incarnation) {
+		if se := s.subscriptionRecord(te.name, name); se != nil && !s.e.Alive(now, se.h) {
 			s.forgetDeletedSubscription(se)
 		}
 		return
 	}
-	if qe := s.queue(name); qe != nil && !s.e.Exists(now, qe.main.key, qe.incarnation) {
+	if qe := s.queueRecord(name); qe != nil && !s.e.Alive(now, qe.h) {
 		s.forgetDeletedQueue(qe)
 	}
-	if te := s.topic(name); te != nil && !s.e.Exists(now, te.key, te.incarnation) {
+	if te := s.topicRecord(name); te != nil && !s.e.Alive(now, te.h) {
 		s.forgetDeletedTopic(te)
 	}
 }
@@ -246,18 +246,13 @@ func (s *Server) recovered(ents []core.Entity) {
 		}
 		switch m.Kind {
 		case kindQueue:
-			if m.Queue == nil {
-				continue
+			if m.Queue != nil {
+				s.queues[fold(m.Name)] = s.queueRecordOf(en, &m)
 			}
-			qe := &queueEnt{name: m.Name, props: *m.Queue, created: en.Created, updated: m.Updated, incarnation: en.Incarnation}
-			qe.main, qe.dlq, qe.tdlq = s.newNodes(en.Name, qe, nil)
-			s.queues[fold(m.Name)] = qe
 		case kindTopic:
-			if m.TopicProps == nil {
-				continue
+			if m.TopicProps != nil {
+				s.topics[fold(m.Name)] = topicRecordOf(en, &m)
 			}
-			s.topics[fold(m.Name)] = &topicEnt{name: m.Name, props: *m.TopicProps, pol: en.Policy, created: en.Created,
-				updated: m.Updated, key: en.EntityKey, subs: map[string]*subEnt{}, incarnation: en.Incarnation}
 		case kindSubscription:
 			subs = append(subs, sub{en, m})
 		}
@@ -267,20 +262,7 @@ func (s *Server) recovered(ents []core.Entity) {
 		if te == nil || x.m.Subscription == nil {
 			continue
 		}
-		se := &subEnt{topic: te, name: x.m.Name, props: *x.m.Subscription, created: x.en.Created, updated: x.m.Updated,
-			incarnation: x.en.Incarnation}
-		for _, rm := range x.m.Rules {
-			r, err := compileRule(rm.Props)
-			if err != nil {
-				s.log().Warn("a stored rule does not compile", "subscription", x.en.Name, "rule", rm.Props.Name, "err", err)
-				continue
-			}
-			r.created = rm.Created
-			se.rules = append(se.rules, r)
-		}
-		sortRules(se.rules)
-		se.main, se.dlq, se.tdlq = s.newNodes(x.en.Name, nil, se)
-		te.subs[fold(se.name)] = se
+		te.subs[fold(x.m.Name)] = s.subRecordOf(te, x.en, &x.m)
 	}
 }
 
@@ -370,12 +352,19 @@ func (s *Server) Entities() []string {
 	defer s.mu.RUnlock()
 	var out []string
 	for _, q := range s.queues {
-		out = append(out, q.name)
+		if q.live() {
+			out = append(out, q.name)
+		}
 	}
 	for _, t := range s.topics {
+		if !t.live() {
+			continue
+		}
 		out = append(out, t.name)
 		for _, se := range t.subs {
-			out = append(out, se.main.path())
+			if se.live() {
+				out = append(out, se.main.path())
+			}
 		}
 	}
 	sort.Strings(out)
