@@ -164,9 +164,27 @@ func TestJSClient_Scenarios(t *testing.T) {
 		Filtered     []string
 		CrossPaged   []int
 	}
+	type planGroup struct {
+		PK         string
+		N, Highest int
+		Mean       float64
+	}
 	type forceQueryPlan struct {
-		Filtered, OrderBy []string
-		Count             []int
+		Filtered, OrderBy, OrderByTwo []string
+		OrderByValue                  []int
+		Count, Sum                    []int
+		Avg                           []float64
+		Min                           []int
+		Max                           []string
+		EmptyMax                      []int
+		Counts                        []struct{ N, Total int }
+		GroupBy                       []planGroup
+		GroupByValue                  []string
+		Distinct, DistinctOrdered     []string
+		OffsetLimit                   []string
+		OffsetLimitUnordered          int
+		Top                           []string
+		OrderByPages, Pages           []int
 	}
 	type fullTextSearch struct {
 		Contains, ContainsAny, Rank, RRF []string
@@ -308,10 +326,26 @@ func TestJSClient_Scenarios(t *testing.T) {
 			Filtered:    []string{"i09", "i10", "i11"},
 			CrossPaged:  []int{4, 2},
 		}},
+		// issue 26.1: the plan's rewritten queries, merged by the SDK's
+		// pipeline, give what the whole query gives, and the pages end
+		// with the rows (no empty last page).
 		{name: "force-query-plan", want: forceQueryPlan{
-			Filtered: []string{"i00", "i01", "i02"},
-			OrderBy:  []string{"i11", "i10", "i09", "i08", "i07", "i06", "i05", "i04", "i03", "i02", "i01", "i00"},
-			Count:    []int{12},
+			Filtered:     []string{"i00", "i01", "i02"},
+			OrderBy:      []string{"i11", "i10", "i09", "i08", "i07", "i06", "i05", "i04", "i03", "i02", "i01", "i00"},
+			OrderByTwo:   []string{"i10", "i08", "i06", "i04", "i02", "i00", "i11", "i09", "i07", "i05", "i03", "i01"},
+			OrderByValue: []int{10, 7, 4, 1},
+			Count:        []int{12}, Sum: []int{36}, Avg: []float64{5.5}, Min: []int{5}, Max: []string{"i11"},
+			EmptyMax:             []int{},
+			Counts:               []struct{ N, Total int }{{12, 66}},
+			GroupBy:              []planGroup{{"p0", 4, 9, 4.5}, {"p1", 4, 10, 5.5}, {"p2", 4, 11, 6.5}},
+			GroupByValue:         []string{"even", "odd"},
+			Distinct:             []string{"even", "odd"},
+			DistinctOrdered:      []string{"p0", "p1", "p2"},
+			OffsetLimit:          []string{"i03", "i04", "i05", "i06"},
+			OffsetLimitUnordered: 2,
+			Top:                  []string{"i11", "i10", "i09"},
+			OrderByPages:         []int{5, 5, 2},
+			Pages:                []int{3, 3},
 		}},
 		// issue 13.12: full-text search through @azure/cosmos, across
 		// partitions: t1 has "mountain" twice and a bicycle; t0 alone has

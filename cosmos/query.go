@@ -2,6 +2,7 @@ package cosmos
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -326,7 +327,7 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 		return
 	}
 	if strings.EqualFold(c.GetHeader("x-ms-cosmos-is-query-plan-request"), "true") {
-		c.Data(http.StatusOK, "application/json", []byte(passThroughPlan))
+		c.Data(http.StatusOK, "application/json", queryPlan(c, qr))
 		return
 	}
 	size, err := pageSize(c)
@@ -397,7 +398,9 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 	// Across partitions the service does not look ahead: a full page
 	// always has a continuation, so the last page may be empty (as the
 	// official emulator pages 20 items 5 at a time in 5 pages).
-	if sc.all && size > 0 && len(rows) == size {
+	// A client's pipeline reads one partition key range at a time and
+	// is told where the range ends.
+	if sc.all && size > 0 && len(rows) == size && c.GetHeader("x-ms-documentdb-partitionkeyrangeid") == "" {
 		more = true
 	}
 	continuation := ""
@@ -417,11 +420,41 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 	writeFeed(c, ct.rid(), "Documents", rows, continuation)
 }
 
-// passThroughPlan answers a client's query plan request: nothing for the
-// client to do but read the one partition key range, to which lapse
-// answers with the query's whole result (ORDER BY, aggregates and all, run
-// here). The JS SDK asks for a plan beside every query and follows it when
-// it needs one (forceQueryPlan).
+// queryPlan answers a client's query plan request as the gateway does
+// (issue 26.1): what the client's pipeline merges across partition key
+// ranges and the query it sends each range (query.Plan). What lapse does
+// not plan gets passThroughPlan. The JS SDK asks for a plan beside every
+// query and follows it when it needs one (forceQueryPlan); the Python and
+// Java SDKs ask when the gateway refuses a query (substatus 1004).
+func queryPlan(c *gin.Context, qr *queryRequest) []byte {
+	v, _ := strconv.ParseFloat(c.GetHeader("x-ms-cosmos-query-version"), 64)
+	info, ok := qr.q.Plan(qr.params, query.PlanOptions{CompositeMinMax: v >= 1.4})
+	if !ok {
+		return []byte(passThroughPlan)
+	}
+	out, err := json.Marshal(struct {
+		Version     int             `json:"partitionedQueryExecutionInfoVersion"`
+		QueryInfo   query.QueryInfo `json:"queryInfo"`
+		QueryRanges []queryRange    `json:"queryRanges"`
+	}{2, info, []queryRange{{Min: "", Max: "FF", MinInclusive: true}}})
+	if err != nil {
+		return []byte(passThroughPlan)
+	}
+	return out
+}
+
+// queryRange is a range of effective partition keys in a query plan.
+type queryRange struct {
+	Min          string `json:"min"`
+	Max          string `json:"max"`
+	MinInclusive bool   `json:"isMinInclusive"`
+	MaxInclusive bool   `json:"isMaxInclusive"`
+}
+
+// passThroughPlan answers a client's query plan request for a query lapse
+// does not plan: nothing for the client to do but read the one partition
+// key range, to which lapse answers with the query's whole result
+// (ORDER BY, aggregates and all, run here).
 const passThroughPlan = `{"partitionedQueryExecutionInfoVersion":2,"queryInfo":{"distinctType":"None","top":null,"offset":null,"limit":null,` +
 	`"orderBy":[],"orderByExpressions":[],"groupByExpressions":[],"groupByAliases":[],"aggregates":[],"groupByAliasToAggregateType":{},` +
 	`"rewrittenQuery":"","hasSelectValue":false,"hasNonStreamingOrderBy":false},` +

@@ -376,15 +376,43 @@ const scenarios = {
 
   // forceQueryPlan makes the SDK plan every query itself: it asks for the
   // query plan (x-ms-cosmos-is-query-plan-request), reads /pkranges and
-  // runs the plan's pipeline, a query per partition key range.
+  // runs the plan's pipeline, a query per partition key range: the
+  // rewritten query of the plan, whose rows the pipeline merges (issue
+  // 26.1). Every page is kept, empty ones too: the pages end where the
+  // rows do.
   async "force-query-plan"(client) {
     const c = await pkContainer(client);
     await seed(c);
-    const all = async (q) => (await c.items.query(q, { forceQueryPlan: true }).fetchAll()).resources;
+    const opts = { forceQueryPlan: true };
+    const all = async (q) => (await c.items.query(q, opts).fetchAll()).resources;
+    const everyPage = async (q, maxItemCount) => {
+      const it = c.items.query(q, { ...opts, maxItemCount });
+      const out = [];
+      while (it.hasMoreResults()) out.push((await it.fetchNext()).resources.length);
+      return out;
+    };
     return {
       filtered: ids(await all("SELECT * FROM c WHERE c.i < 3 ORDER BY c.id")),
       orderBy: ids(await all("SELECT * FROM c ORDER BY c.i DESC")),
+      orderByTwo: ids(await all("SELECT c.id, c.parity FROM c ORDER BY c.parity ASC, c.i DESC")),
+      orderByValue: await all("SELECT VALUE c.i FROM c WHERE c.pk = 'p1' ORDER BY c.i DESC"),
       count: await all("SELECT VALUE COUNT(1) FROM c"),
+      sum: await all("SELECT VALUE SUM(c.i) FROM c WHERE c.parity = 'odd'"),
+      avg: await all("SELECT VALUE AVG(c.i) FROM c"),
+      min: await all("SELECT VALUE MIN(c.i) FROM c WHERE c.i > 4"),
+      max: await all("SELECT VALUE MAX(c.id) FROM c"),
+      emptyMax: await all("SELECT VALUE MAX(c.i) FROM c WHERE c.i > 100"),
+      counts: await all("SELECT COUNT(1) AS n, SUM(c.i) AS total FROM c"),
+      groupBy: (await all("SELECT c.pk, COUNT(1) AS n, MAX(c.i) AS highest, AVG(c.i) AS mean FROM c GROUP BY c.pk"))
+        .sort((a, b) => (a.pk < b.pk ? -1 : 1)),
+      groupByValue: (await all("SELECT VALUE c.parity FROM c GROUP BY c.parity")).sort(),
+      distinct: (await all("SELECT DISTINCT VALUE c.parity FROM c")).sort(),
+      distinctOrdered: await all("SELECT DISTINCT VALUE c.pk FROM c ORDER BY c.pk"),
+      offsetLimit: ids(await all("SELECT * FROM c ORDER BY c.i OFFSET 3 LIMIT 4")),
+      offsetLimitUnordered: (await all("SELECT * FROM c OFFSET 10 LIMIT 5")).length,
+      top: ids(await all("SELECT TOP 3 * FROM c ORDER BY c.i DESC")),
+      orderByPages: await everyPage("SELECT c.id FROM c ORDER BY c.i", 5),
+      pages: await everyPage("SELECT * FROM c WHERE c.parity = 'even'", 3),
     };
   },
 

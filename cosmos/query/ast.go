@@ -199,4 +199,21 @@ type Query struct {
 	container bool         // the first FROM source reads the container's documents
 	counts    []*countSpec // every TOP, OFFSET and LIMIT of the query tree (top level only)
 	aggregate bool         // aggregates or GROUP BY: one row per group
+	at        clauses      // where its parts are in text, for Plan
+}
+
+// clauses are where the parts of a query are in its text: Plan writes a
+// query's rewritten form from them.
+type clauses struct {
+	list    int    // where the select list starts (after DISTINCT and TOP)
+	end     int    // where the select list ends
+	value   span   // SELECT VALUE's expression
+	items   []span // the select items' expressions
+	from    int    // where FROM starts; -1 without one
+	fromEnd int    // where the FROM clause (with its JOINs) ends
+	where   span   // WHERE's condition; empty without one
+	group   span   // GROUP BY's list
+	order   int    // where ORDER BY starts; -1 without one
+	orders  []span // ORDER BY's expressions
+	offset  int    // where OFFSET starts; -1 without one
 }

@@ -49,6 +49,14 @@ func Parse(text string) (*Query, error) {
 // peek returns the current token.
 func (p *parser) peek() token { return p.toks[p.i] }
 
+// last is where the last token taken ends.
+func (p *parser) last() int {
+	if p.i == 0 {
+		return 0
+	}
+	return p.toks[p.i-1].end
+}
+
 // peekAt returns the token n places ahead of the current one.
 func (p *parser) peekAt(n int) token {
 	if p.i+n >= len(p.toks) {
@@ -140,37 +148,46 @@ func (p *parser) name() (token, error) {
 // [OFFSET n LIMIT m].
 func (p *parser) query(sub bool) (*Query, error) {
 	q := &Query{sub: sub}
+	q.at.from, q.at.order, q.at.offset = -1, -1, -1
 	if err := p.expectKw(kwSelect); err != nil {
 		return nil, err
 	}
 	if err := p.selectClause(q); err != nil {
 		return nil, err
 	}
+	q.at.end = p.last()
+	if p.isKw(kwFrom) {
+		q.at.from = p.peek().start
+	}
 	if p.acceptKw(kwFrom) {
 		q.hasFrom = true
 		if err := p.fromClause(q); err != nil {
 			return nil, err
 		}
+		q.at.fromEnd = p.last()
 	}
 	if p.acceptKw(kwWhere) {
+		start := p.peek().start
 		x, err := p.expr()
 		if err != nil {
 			return nil, err
 		}
-		q.where = x
+		q.where, q.at.where = x, span{start, p.last()}
 	}
 	if p.acceptKw(kwGroup) {
 		if err := p.expectKw(kwBy); err != nil {
 			return nil, err
 		}
+		start := p.peek().start
 		list, err := p.exprList()
 		if err != nil {
 			return nil, err
 		}
-		q.groupBy = list
+		q.groupBy, q.at.group = list, span{start, p.last()}
 	}
 	if p.acceptKw(kwOrder) {
 		start := p.toks[p.i-1].start
+		q.at.order = start
 		if err := p.expectKw(kwBy); err != nil {
 			return nil, err
 		}
@@ -182,10 +199,12 @@ func (p *parser) query(sub bool) (*Query, error) {
 			q.rank = rc
 		}
 		for q.rank == nil {
+			xs := p.peek().start
 			x, err := p.expr()
 			if err != nil {
 				return nil, err
 			}
+			q.at.orders = append(q.at.orders, span{xs, p.last()})
 			item := orderItem{x: x}
 			switch {
 			case p.acceptKw(kwDesc):
@@ -199,6 +218,9 @@ func (p *parser) query(sub bool) (*Query, error) {
 				break
 			}
 		}
+	}
+	if p.isKw(kwOffset) {
+		q.at.offset = p.peek().start
 	}
 	if p.acceptKw(kwOffset) {
 		off, err := p.count()
@@ -227,16 +249,18 @@ func (p *parser) selectClause(q *Query) error {
 		}
 		q.top = c
 	}
+	q.at.list = p.peek().start
 	switch {
 	case p.acceptOp("*"):
 		q.star = true
 		return nil
 	case p.acceptKw(kwValue):
+		start := p.peek().start
 		x, err := p.expr()
 		if err != nil {
 			return err
 		}
-		q.value = x
+		q.value, q.at.value = x, span{start, p.last()}
 		// SELECT VALUE x AS name is allowed; the name has no effect.
 		if p.acceptKw(kwAs) {
 			if _, err := p.name(); err != nil {
@@ -246,10 +270,12 @@ func (p *parser) selectClause(q *Query) error {
 		return nil
 	}
 	for {
+		start := p.peek().start
 		x, err := p.expr()
 		if err != nil {
 			return err
 		}
+		q.at.items = append(q.at.items, span{start, p.last()})
 		item := selectItem{x: x}
 		if p.acceptKw(kwAs) {
 			t, err := p.name()
