@@ -56,6 +56,24 @@ func Python(tb testing.TB, modules ...string) string {
 	return ""
 }
 
+// PythonSDK returns the interpreter of the venv that holds the current
+// Python SDKs (requirements.txt in the repo's root; .ci/run makes it),
+// $LAPSE_PYTHON_SDK, when it runs check (a Python statement, such as an
+// import with an assertion on the version).
+func PythonSDK(tb testing.TB, check string) string {
+	tb.Helper()
+	p := os.Getenv("LAPSE_PYTHON_SDK")
+	if p == "" {
+		Need(tb, "LAPSE_PYTHON_SDK is not set (python3 -m venv V && V/bin/pip install -r requirements.txt, then LAPSE_PYTHON_SDK=V/bin/python)")
+		return ""
+	}
+	if out, err := exec.Command(p, "-c", check).CombinedOutput(); err != nil {
+		Need(tb, fmt.Sprintf("%s cannot %q: %v: %s", p, check, err, LastLine(out)))
+		return ""
+	}
+	return p
+}
+
 // Node returns node's path when node is installed and every package of
 // pkgs is in the npm folder dir's node_modules (npm ci --prefix dir).
 func Node(tb testing.TB, dir string, pkgs ...string) string {

@@ -1,0 +1,56 @@
+package cosmos_test
+
+import (
+	"testing"
+
+	"github.com/lapse-emulator/lapse/clienttest"
+	"github.com/lapse-emulator/lapse/cosmos"
+)
+
+// The current azure-cosmos 4.x for Python (requirements.txt) against the
+// server: each scenario of testdata/python4/scenarios.py runs against a
+// fresh server and prints one JSON line, checked here (issue 26).
+
+func runPython4Scenario(t *testing.T, name string) []byte {
+	t.Helper()
+	python := clienttest.PythonSDK(t, "import azure.cosmos; assert azure.cosmos.__version__.startswith('4.')")
+	f := MustServer(t)
+	env := []string{"COSMOS_ENDPOINT=" + f.endpoint, "COSMOS_KEY=" + cosmos.EmulatorKey}
+	stdout, _ := runProgram(t, f, "testdata/python4", env, python, "scenarios.py", name)
+	return scenarioLine(t, name, stdout)
+}
+
+func TestPython4Client_CRUD(t *testing.T) {
+	type crud struct {
+		Read, ReadOtherPartition, CreateDuplicate, Replaced, ReadDeleted int
+		Partition                                                        []string
+	}
+	checkLine(t, runPython4Scenario(t, "crud"), crud{
+		Read: 4, ReadOtherPartition: 404, CreateDuplicate: 409, Replaced: 40, ReadDeleted: 404,
+		Partition: []string{"i01", "i04", "i07", "i10", "new"},
+	})
+}
+
+func TestPython4Client_CrossPartitionQueries(t *testing.T) {
+	type queries struct {
+		OrderBy, OrderByTwo []string
+		Count, Sum          []int
+		Avg                 []float64
+		Min                 []int
+		Max                 []string
+		Distinct            []string
+		OffsetLimit, Top    []string
+		Params              []string
+		Pages               []int
+	}
+	checkLine(t, runPython4Scenario(t, "queries"), queries{
+		OrderBy:    []string{"i11", "i10", "i09", "i08", "i07", "i06", "i05", "i04", "i03", "i02", "i01", "i00"},
+		OrderByTwo: []string{"i10", "i08", "i06", "i04", "i02", "i00", "i11", "i09", "i07", "i05", "i03", "i01"},
+		Count:      []int{12}, Sum: []int{36}, Avg: []float64{5.5}, Min: []int{5}, Max: []string{"i11"},
+		Distinct:    []string{"even", "odd"},
+		OffsetLimit: []string{"i03", "i04", "i05", "i06"},
+		Top:         []string{"i11", "i10", "i09"},
+		Params:      []string{"i10", "i11"},
+		Pages:       []int{3, 3},
+	})
+}

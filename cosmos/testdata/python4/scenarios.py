@@ -1,0 +1,98 @@
+"""Scenarios that drive lapse's Cosmos DB front-end with the current
+azure-cosmos 4.x for Python (the azure.cosmos.CosmosClient API),
+unmodified but for the endpoint and key. cosmos/python4_test.go runs one
+scenario per run against a fresh server and checks the one JSON line it
+prints, {"scenario": NAME, ...what it saw}; a failure ends the run with its
+error on stderr and a non-zero exit status.
+
+    python scenarios.py SCENARIO
+
+The endpoint comes from COSMOS_ENDPOINT, the key from COSMOS_KEY.
+"""
+
+import json
+import os
+import sys
+
+from azure.cosmos import CosmosClient, PartitionKey, exceptions
+
+
+def client():
+    return CosmosClient(os.environ["COSMOS_ENDPOINT"], credential=os.environ["COSMOS_KEY"])
+
+
+def status(f):
+    """The HTTP status of the error f raises, 0 when it raises none."""
+    try:
+        f()
+    except exceptions.CosmosHttpResponseError as e:
+        return e.status_code
+    return 0
+
+
+def ids(docs):
+    return [d["id"] for d in docs]
+
+
+def seeded():
+    """A container with items i00..i11: i 0..11, pk p0..p2 (i mod 3)
+    and parity even or odd, as the JS scenarios' seed."""
+    db = client().create_database("db")
+    c = db.create_container("c", partition_key=PartitionKey(path="/pk"))
+    for i in range(12):
+        c.create_item({"id": "i%02d" % i, "pk": "p%d" % (i % 3), "i": i, "parity": "odd" if i % 2 else "even"})
+    return c
+
+
+def crud():
+    c = seeded()
+    out = {"read": c.read_item("i04", partition_key="p1")["i"]}
+    out["readOtherPartition"] = status(lambda: c.read_item("i04", partition_key="p0"))
+    out["createDuplicate"] = status(lambda: c.create_item({"id": "i04", "pk": "p1"}))
+    item = c.read_item("i04", partition_key="p1")
+    item["i"] = 40
+    c.replace_item("i04", item)
+    out["replaced"] = c.read_item("i04", partition_key="p1")["i"]
+    c.upsert_item({"id": "new", "pk": "p1", "i": 99})
+    c.delete_item("i05", partition_key="p2")
+    out["readDeleted"] = status(lambda: c.read_item("i05", partition_key="p2"))
+    out["partition"] = sorted(ids(c.query_items("SELECT * FROM c", partition_key="p1")))
+    return out
+
+
+def queries():
+    # Issue 26: cross-partition queries through the SDK's own query
+    # pipeline (enable_cross_partition_query), and pages as the SDK reads
+    # them.
+    c = seeded()
+
+    def q(text, **kw):
+        return list(c.query_items(text, enable_cross_partition_query=True, **kw))
+
+    pages = [len(list(p)) for p in c.query_items(
+        "SELECT * FROM c WHERE c.parity = 'even'", enable_cross_partition_query=True,
+        max_item_count=3).by_page()]
+    return {
+        "orderBy": ids(q("SELECT * FROM c ORDER BY c.i DESC")),
+        "orderByTwo": ids(q("SELECT c.id FROM c ORDER BY c.parity ASC, c.i DESC")),
+        "count": q("SELECT VALUE COUNT(1) FROM c"),
+        "sum": q("SELECT VALUE SUM(c.i) FROM c WHERE c.parity = 'odd'"),
+        "avg": q("SELECT VALUE AVG(c.i) FROM c"),
+        "min": q("SELECT VALUE MIN(c.i) FROM c WHERE c.i > 4"),
+        "max": q("SELECT VALUE MAX(c.id) FROM c"),
+        "distinct": sorted(q("SELECT DISTINCT VALUE c.parity FROM c")),
+        "offsetLimit": ids(q("SELECT * FROM c ORDER BY c.i OFFSET 3 LIMIT 4")),
+        "top": ids(q("SELECT TOP 3 * FROM c ORDER BY c.i DESC")),
+        "params": ids(q("SELECT * FROM c WHERE c.i >= @min ORDER BY c.i",
+                        parameters=[{"name": "@min", "value": 10}])),
+        "pages": pages,
+    }
+
+
+SCENARIOS = {"crud": crud, "queries": queries}
+
+if __name__ == "__main__":
+    name = sys.argv[1]
+    out = {"scenario": name}
+    out.update(SCENARIOS[name]())
+    print(json.dumps(out))
