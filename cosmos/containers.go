@@ -292,5 +292,17 @@ func (s *Server) getPartitionKeyRanges(c *gin.Context) {
 	rng := `{"_rid":` + jsonString(r.rid()+"AgAAAAAAAAA=") + `,"id":"0","_etag":"\"00000000-0000-0000-0000-000000000000\"","minInclusive":"","maxExclusive":"FF","ridPrefix":0,"_self":` +
 		jsonString("dbs/"+ridText(r.meta.RID[:4])+"/colls/"+r.rid()+"/pkranges/"+r.rid()+"AgAAAAAAAAA=/") +
 		`,"throughputFraction":1,"status":"online","parents":[],"_ts":0}`
+	// The ranges feed is a change feed (A-IM: Incremental Feed): a client
+	// reads it until it answers 304 Not Modified for the etag it has
+	// (the Python SDK's routing map cache loops until then). A
+	// container's ranges never change in lapse: no split, no merge.
+	c.Header("etag", pkRangesEtag)
+	if strings.EqualFold(c.GetHeader("A-IM"), "Incremental Feed") && c.GetHeader("If-None-Match") == pkRangesEtag {
+		c.Status(http.StatusNotModified)
+		return
+	}
 	writeFeed(c, r.rid(), "PartitionKeyRanges", [][]byte{[]byte(rng)}, "")
 }
+
+// pkRangesEtag is the change feed position of every container's ranges.
+const pkRangesEtag = `"1"`

@@ -21,6 +21,9 @@ type apiError struct {
 	// raw is a message already in the service's "Message: {...}" form (a
 	// query's syntax errors), sent as it is.
 	raw string
+	// info is the body's additionalErrorInfo: the query plan of a query
+	// the gateway leaves to the client's pipeline.
+	info string
 }
 
 func (e *apiError) Error() string { return e.msg }
@@ -135,7 +138,11 @@ func (s *Server) writeError(c *gin.Context, err error) {
 		h.Set(hdrSubstatus, strconv.Itoa(ae.substatus))
 	}
 	h.Set("Content-Type", "application/json")
-	body := `{"code":` + jsonString(ae.code) + `,"message":` + jsonString(msg) + `}`
+	body := `{"code":` + jsonString(ae.code) + `,"message":` + jsonString(msg)
+	if ae.info != "" {
+		body += `,"additionalErrorInfo":` + jsonString(ae.info)
+	}
+	body += `}`
 	c.Status(ae.status)
 	c.Writer.WriteString(body)
 	c.Abort()

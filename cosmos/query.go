@@ -3,6 +3,7 @@ package cosmos
 import (
 	"encoding/base64"
 	"encoding/json"
+	"hash/fnv"
 	"net/http"
 	"strconv"
 	"strings"
@@ -22,9 +23,12 @@ const (
 
 // isQuery reports whether a POST is a query: Go sends x-ms-documentdb-query,
 // JS and REST x-ms-documentdb-isquery; both send application/query+json.
+// The Python SDK's query-plan request has only its own header and
+// application/json.
 func isQuery(c *gin.Context) bool {
 	return strings.EqualFold(c.GetHeader("x-ms-documentdb-query"), "true") ||
 		strings.EqualFold(c.GetHeader("x-ms-documentdb-isquery"), "true") ||
+		strings.EqualFold(c.GetHeader("x-ms-cosmos-is-query-plan-request"), "true") ||
 		strings.HasPrefix(c.GetHeader("Content-Type"), "application/query+json")
 }
 
@@ -195,7 +199,7 @@ func (p position) String() string {
 
 // readContinuation reads x-ms-continuation: the rows to skip or, for a
 // streaming query, the position to go on from.
-func readContinuation(c *gin.Context, streams bool) (skip int, at position, err error) {
+func readContinuation(c *gin.Context, text string, streams bool) (skip int, at position, err error) {
 	h := c.GetHeader(hdrContinuation)
 	bad := errorf(http.StatusBadRequest, "Invalid Continuation Token")
 	switch {
@@ -212,9 +216,17 @@ func readContinuation(c *gin.Context, streams bool) (skip int, at position, err 
 		}
 		return 0, at, nil
 	case strings.HasPrefix(h, continuationPrefix):
-		n, err := strconv.Atoi(strings.TrimPrefix(h, continuationPrefix))
+		count, of, _ := strings.Cut(strings.TrimPrefix(h, continuationPrefix), ".")
+		n, err := strconv.Atoi(count)
 		if err != nil || n < 0 {
 			return 0, position{}, bad
+		}
+		if of != "" && of != textHash(text) {
+			// A count of rows of another query: a client's pipeline that
+			// resumes an ORDER BY from its own token sends the range's
+			// token with the query narrowed by its resume condition, which
+			// already starts where the client stopped (issue 26.1).
+			return 0, position{}, nil
 		}
 		return n, position{}, nil
 	}
@@ -327,18 +339,11 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 		return
 	}
 	if strings.EqualFold(c.GetHeader("x-ms-cosmos-is-query-plan-request"), "true") {
+		if err := supportedFeatures(c, qr.q); err != nil {
+			s.writeError(c, err)
+			return
+		}
 		c.Data(http.StatusOK, "application/json", queryPlan(c, qr))
-		return
-	}
-	size, err := pageSize(c)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	streams := len(qr.q.Features()) == 0
-	skip, at, err := readContinuation(c, streams)
-	if err != nil {
-		s.writeError(c, err)
 		return
 	}
 	sc, err := s.itemScope(c, ct, qr)
@@ -346,10 +351,33 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 		s.writeError(c, err)
 		return
 	}
-	if sc.all && gatewayOnly(c) && len(qr.q.Features()) > 0 {
-		e := errorf(http.StatusBadRequest, "The provided cross partition query can not be directly served by the gateway. This is a first chance (internal) exception that all newer clients will know how to handle gracefully. This exception is traced, but unless you see it bubble up as an exception (which only happens on older SDK clients), then you can safely ignore this message.")
-		e.substatus = 1004
-		s.writeError(c, e)
+	if sc.all && len(qr.q.Features()) > 0 && c.GetHeader("x-ms-documentdb-partitionkeyrangeid") == "" {
+		// As the gateway, before it reads a continuation (the JS SDK sends
+		// its own composite token first): a cross-partition query that needs a client's
+		// pipeline is refused with its plan, which the SDKs then follow
+		// (issue 26.1). What lapse does not plan it runs whole for the
+		// SDKs with a pipeline; azcosmos, which has none, gets the
+		// refusal as from the service.
+		plan, planned := queryPlanOf(c, qr)
+		if planned || gatewayOnly(c) {
+			e := errorf(http.StatusBadRequest, "The provided cross partition query can not be directly served by the gateway. This is a first chance (internal) exception that all newer clients will know how to handle gracefully. This exception is traced, but unless you see it bubble up as an exception (which only happens on older SDK clients), then you can safely ignore this message.")
+			e.substatus = 1004
+			if planned {
+				e.info = string(plan)
+			}
+			s.writeError(c, e)
+			return
+		}
+	}
+	size, err := pageSize(c)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	streams := len(qr.q.Features()) == 0
+	skip, at, err := readContinuation(c, qr.text, streams)
+	if err != nil {
+		s.writeError(c, err)
 		return
 	}
 	docs, seqs, err := s.collect(ct, sc, at.seq)
@@ -408,7 +436,7 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 	case more && streams:
 		continuation = cur.String()
 	case more:
-		continuation = continuationPrefix + strconv.Itoa(skip+len(rows))
+		continuation = continuationPrefix + strconv.Itoa(skip+len(rows)) + "." + textHash(qr.text)
 	}
 	h := c.Writer.Header()
 	h.Set("x-ms-documentdb-query-metrics", queryMetrics(len(docs), len(rows), bytes, time.Since(start)))
@@ -427,20 +455,59 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 // query and follows it when it needs one (forceQueryPlan); the Python and
 // Java SDKs ask when the gateway refuses a query (substatus 1004).
 func queryPlan(c *gin.Context, qr *queryRequest) []byte {
+	out, ok := queryPlanOf(c, qr)
+	if !ok {
+		return []byte(passThroughPlan)
+	}
+	return out
+}
+
+// queryPlanOf is the plan of query qr, and false when lapse does not plan
+// it (query.Plan).
+func queryPlanOf(c *gin.Context, qr *queryRequest) ([]byte, bool) {
 	v, _ := strconv.ParseFloat(c.GetHeader("x-ms-cosmos-query-version"), 64)
 	info, ok := qr.q.Plan(qr.params, query.PlanOptions{CompositeMinMax: v >= 1.4})
 	if !ok {
-		return []byte(passThroughPlan)
+		return nil, false
 	}
 	out, err := json.Marshal(struct {
 		Version     int             `json:"partitionedQueryExecutionInfoVersion"`
 		QueryInfo   query.QueryInfo `json:"queryInfo"`
 		QueryRanges []queryRange    `json:"queryRanges"`
 	}{2, info, []queryRange{{Min: "", Max: "FF", MinInclusive: true}}})
-	if err != nil {
-		return []byte(passThroughPlan)
+	return out, err == nil
+}
+
+// supportedFeatures refuses, as the gateway does, the plan of a query that
+// needs a feature the client's pipeline does not have (the Python SDK
+// has no GROUP BY): the features it sent in
+// x-ms-cosmos-supported-query-features, when it sent any.
+func supportedFeatures(c *gin.Context, q *query.Query) error {
+	h := c.GetHeader("x-ms-cosmos-supported-query-features")
+	if h == "" {
+		return nil
 	}
-	return out
+	have := map[string]bool{}
+	for _, f := range strings.Split(h, ",") {
+		have[strings.ToLower(strings.TrimSpace(f))] = true
+	}
+	var missing []string
+	for _, f := range q.PlanFeatures() {
+		if !have[strings.ToLower(f)] {
+			missing = append(missing, "Query contained "+f+", which the calling client does not support.")
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return errorf(http.StatusBadRequest, "Query contains 1 or more unsupported features. Upgrade your SDK to a version that does support the requested features:\r\n%s", strings.Join(missing, "\r\n"))
+}
+
+// textHash names a query text in a continuation that counts its rows.
+func textHash(text string) string {
+	h := fnv.New32a()
+	h.Write([]byte(text))
+	return strconv.FormatUint(uint64(h.Sum32()), 16)
 }
 
 // queryRange is a range of effective partition keys in a query plan.

@@ -338,10 +338,14 @@ const scenarios = {
     }, { partitionKey: "p0" }).fetchAll()).resources);
     out.paged = (await pages(c.items.query("SELECT * FROM c", { partitionKey: "p1", maxItemCount: 2 }))).map(ids);
 
-    const first = await c.items.query("SELECT * FROM c ORDER BY c.i DESC", { maxItemCount: 5 }).fetchNext();
+    // A cross-partition ORDER BY runs in the SDK's pipeline (the gateway
+    // refuses it with its plan), which gives continuation tokens with
+    // enableQueryControl.
+    const ordered = { maxItemCount: 5, enableQueryControl: true };
+    const first = await c.items.query("SELECT * FROM c ORDER BY c.i DESC", ordered).fetchNext();
     out.firstPage = ids(first.resources);
     out.hasContinuation = typeof first.continuationToken === "string" && first.continuationToken.length > 0;
-    const rest = await c.items.query("SELECT * FROM c ORDER BY c.i DESC", { maxItemCount: 5, continuationToken: first.continuationToken }).fetchAll();
+    const rest = await c.items.query("SELECT * FROM c ORDER BY c.i DESC", { ...ordered, continuationToken: first.continuationToken }).fetchAll();
     out.resumed = ids(rest.resources);
     out.values = (await c.items.query("SELECT VALUE c.i * 10 FROM c WHERE c.pk = 'p2'").fetchAll()).resources;
     const asyncPages = [];

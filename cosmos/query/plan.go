@@ -28,6 +28,29 @@ type QueryInfo struct {
 	HasNonStreamingOrderBy      bool               `json:"hasNonStreamingOrderBy"`
 }
 
+// PlanFeatures lists the query features a client's pipeline must support
+// to run q across partition key ranges, in the words of the SDKs'
+// x-ms-cosmos-supported-query-features: the gateway refuses a plan to a
+// client that lacks one.
+func (q *Query) PlanFeatures() []string {
+	var out []string
+	add := func(ok bool, f string) {
+		if ok {
+			out = append(out, f)
+		}
+	}
+	_, valueAgg := q.value.(*aggExpr)
+	add(len(q.aggs) > 0, "Aggregate")
+	add(len(q.aggs) > 1, "MultipleAggregates")
+	add(q.distinct, "Distinct")
+	add(len(q.groupBy) > 0 || len(q.aggs) > 0 && !valueAgg, "GroupBy")
+	add(q.offset != nil, "OffsetAndLimit")
+	add(len(q.orderBy) > 0, "OrderBy")
+	add(len(q.orderBy) > 1, "MultipleOrderBy")
+	add(q.top != nil, "Top")
+	return out
+}
+
 // OrderByFilter is the placeholder of a rewritten ORDER BY query that a
 // client replaces with "true", or with the condition that resumes after
 // the last row it has (its continuation).
