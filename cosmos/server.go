@@ -140,7 +140,7 @@ func (s *Server) routes() http.Handler {
 	a.GET("/offers", s.listOffers)
 	a.GET("/offers/:offer", s.getOffer)
 	a.PUT("/offers/:offer", s.replaceOffer)
-	return asService(s.byName(r))
+	return queryInID(asService(s.byName(r)))
 }
 
 // param returns the path parameter name, unescaped as a path ('+' stays
