@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/lapse-emulator/lapse/clienttest"
+	"github.com/lapse-emulator/lapse/cosmos"
 )
 
 // The official JS SDK, @azure/cosmos, against the server: each scenario of
@@ -433,5 +434,40 @@ func TestIssue26_5_ItemIDsThroughJSSDK(t *testing.T) {
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("item ids (-want +got):\n%s", d)
+	}
+}
+
+// issue 26.7: the JS SDK reads the account's default consistency level
+// (getDatabaseAccount), Session unless the server is told otherwise, and a
+// read that asks for a stronger level, per request or as its client's
+// level, gets the service's 400; the account read itself is served.
+func TestIssue26_7_ConsistencyThroughJSSDK(t *testing.T) {
+	node := clienttest.Node(t, jsDir, "@azure/cosmos")
+	type result struct {
+		DefaultConsistencyLevel string
+		PerRequest, PerClient   map[string]int
+	}
+	for _, tc := range []struct {
+		config string
+		want   result
+	}{
+		{"", result{"Session",
+			map[string]int{"Strong": 400, "BoundedStaleness": 400, "Session": 200, "ConsistentPrefix": 200, "Eventual": 200},
+			map[string]int{"Strong": 400, "BoundedStaleness": 400, "Session": 200, "ConsistentPrefix": 200, "Eventual": 200}}},
+		{"Strong", result{"Strong",
+			map[string]int{"Strong": 200, "BoundedStaleness": 200, "Session": 200, "ConsistentPrefix": 200, "Eventual": 200},
+			map[string]int{"Strong": 200, "BoundedStaleness": 200, "Session": 200, "ConsistentPrefix": 200, "Eventual": 200}}},
+	} {
+		t.Run(tc.want.DefaultConsistencyLevel, func(t *testing.T) {
+			f := MustServerWith(t, func(c *cosmos.Config) { c.DefaultConsistencyLevel = tc.config })
+			line := runJSScenario(t, node, f, "consistency")
+			var got result
+			if err := json.Unmarshal(line, &got); err != nil {
+				t.Fatalf("decoding %s: %v", line, err)
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("consistency (-want +got):\n%s", d)
+			}
+		})
 	}
 }

@@ -96,6 +96,30 @@ async function seed(container) {
 }
 
 const scenarios = {
+  // The account's default consistency level (issue 26.7): what
+  // getDatabaseAccount reads, and the status of a read that asks for each
+  // level, per request and as a client's level (which the SDK sends on
+  // every request, the account read included).
+  async consistency(client, a) {
+    const { resource: account } = await client.getDatabaseAccount();
+    const c = await pkContainer(client);
+    await c.items.create({ id: "a", pk: "p" });
+    const status = async (f) => (await failure(f)) || 200;
+    const levels = ["Strong", "BoundedStaleness", "Session", "ConsistentPrefix", "Eventual"];
+    const perRequest = {};
+    const perClient = {};
+    for (const level of levels) {
+      perRequest[level] = await status(() => c.item("a", "p").read({ consistencyLevel: level }));
+      const other = new CosmosClient({ endpoint: a.endpoint, key: a.key, consistencyLevel: level });
+      try {
+        perClient[level] = await status(() => other.database("db").container("c").item("a", "p").read());
+      } finally {
+        other.dispose();
+      }
+    }
+    return { defaultConsistencyLevel: account.consistencyPolicy, perRequest, perClient };
+  },
+
   // Item ids with the characters the service's gateway takes (issue 26.5):
   // each is created, read, replaced, deleted and read again by its id. The
   // SDK builds an item's path with encodeURI, which leaves '?' as it is.
