@@ -68,9 +68,15 @@ func MustServerAt(tb testing.TB, host string) *fixture {
 	return mustServer(tb, core.NewMemStore(), t0, host)
 }
 
+// MustServerWith is MustServer with a config that set changes.
+func MustServerWith(tb testing.TB, set func(*cosmos.Config)) *fixture {
+	tb.Helper()
+	return mustServer(tb, core.NewMemStore(), t0, "127.0.0.1", set)
+}
+
 // mustServer starts a server on store, its clock frozen at now, listening
-// on host.
-func mustServer(tb testing.TB, store core.Store, now time.Time, host string) *fixture {
+// on host, with a config that each of sets changes.
+func mustServer(tb testing.TB, store core.Store, now time.Time, host string, sets ...func(*cosmos.Config)) *fixture {
 	tb.Helper()
 	f := &fixture{tb: tb}
 	f.store, _ = store.(*core.MemStore)
@@ -93,8 +99,12 @@ func mustServer(tb testing.TB, store core.Store, now time.Time, host string) *fi
 		tb.Fatal(err)
 	}
 	f.certPEM = certPEM
-	f.s, err = cosmos.NewServer(cosmos.Config{Addr: net.JoinHostPort(host, "0"), Engine: f.e, Now: f.clock.Now,
-		Certificate: &cert, CertificatePEM: certPEM})
+	cfg := cosmos.Config{Addr: net.JoinHostPort(host, "0"), Engine: f.e, Now: f.clock.Now,
+		Certificate: &cert, CertificatePEM: certPEM}
+	for _, set := range sets {
+		set(&cfg)
+	}
+	f.s, err = cosmos.NewServer(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}

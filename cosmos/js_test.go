@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/lapse-emulator/lapse/clienttest"
+	"github.com/lapse-emulator/lapse/cosmos"
 )
 
 // The official JS SDK, @azure/cosmos, against the server: each scenario of
@@ -428,6 +429,78 @@ func TestJSClient_Scenarios(t *testing.T) {
 			}
 			if sc.check != nil {
 				sc.check(t, f, line)
+			}
+		})
+	}
+}
+
+// issue 26.5: the JS SDK asks for an item whose id has a '?' with the '?'
+// as it is in the path (encodeURI), and signs the id; each id the
+// service's gateway routes is created (201), read (200), replaced (200,
+// read back as v 2), deleted (204) and gone (404), and each it takes on
+// create but cannot route gets its status on read, replace and delete.
+func TestIssue26_5_ItemIDsThroughJSSDK(t *testing.T) {
+	node := clienttest.Node(t, jsDir, "@azure/cosmos")
+	f := MustServer(t)
+	type result struct {
+		Routable   map[string][]int
+		Unroutable map[string][]int
+		Longest    []int
+		TooLong    int
+	}
+	line := runJSScenario(t, node, f, "item-ids")
+	var got result
+	if err := json.Unmarshal(line, &got); err != nil {
+		t.Fatalf("decoding %s: %v", line, err)
+	}
+	ok := []int{201, 200, 200, 2, 204, 404}
+	want := result{Routable: map[string][]int{}, Longest: ok, TooLong: 400,
+		Unroutable: map[string][]int{
+			"Test ":      {201, 401, 401, 401},
+			"Escaped%20": {201, 401, 401, 401},
+			"With\tTab":  {201, 400, 400, 400},
+			// node sends ".../docs/trail": the empty query is dropped.
+			"trail?": {201, 401, 401, 401},
+		}}
+	for _, id := range []string{"a?b", "?lead", "q?x&y=z+w%", "50% off", "with space", "plus+sign",
+		"a=b&c=d", "semi;colon", "ü-nicode 鱀", "WithAllowedSpecial,=.:~+-@()^${}[]!_Chars"} {
+		want.Routable[id] = ok
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("item ids (-want +got):\n%s", d)
+	}
+}
+
+// issue 26.7: the JS SDK reads the account's default consistency level
+// (getDatabaseAccount), Session unless the server is told otherwise, and a
+// read that asks for a stronger level, per request or as its client's
+// level, gets the service's 400; the account read itself is served.
+func TestIssue26_7_ConsistencyThroughJSSDK(t *testing.T) {
+	node := clienttest.Node(t, jsDir, "@azure/cosmos")
+	type result struct {
+		DefaultConsistencyLevel string
+		PerRequest, PerClient   map[string]int
+	}
+	for _, tc := range []struct {
+		config string
+		want   result
+	}{
+		{"", result{"Session",
+			map[string]int{"Strong": 400, "BoundedStaleness": 400, "Session": 200, "ConsistentPrefix": 200, "Eventual": 200},
+			map[string]int{"Strong": 400, "BoundedStaleness": 400, "Session": 200, "ConsistentPrefix": 200, "Eventual": 200}}},
+		{"Strong", result{"Strong",
+			map[string]int{"Strong": 200, "BoundedStaleness": 200, "Session": 200, "ConsistentPrefix": 200, "Eventual": 200},
+			map[string]int{"Strong": 200, "BoundedStaleness": 200, "Session": 200, "ConsistentPrefix": 200, "Eventual": 200}}},
+	} {
+		t.Run(tc.want.DefaultConsistencyLevel, func(t *testing.T) {
+			f := MustServerWith(t, func(c *cosmos.Config) { c.DefaultConsistencyLevel = tc.config })
+			line := runJSScenario(t, node, f, "consistency")
+			var got result
+			if err := json.Unmarshal(line, &got); err != nil {
+				t.Fatalf("decoding %s: %v", line, err)
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("consistency (-want +got):\n%s", d)
 			}
 		})
 	}

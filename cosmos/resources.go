@@ -233,10 +233,11 @@ func getString(o *query.Object, k string) (string, bool) {
 	return str, ok
 }
 
-// checkName validates the id of a database or container: no '/', '\\',
-// '?' or '#', and no trailing space.
+// checkName validates the id of a database or container: a non-empty
+// string of at most 255 characters, no '/', '\\', '?' or '#', and no
+// trailing space.
 func checkName(o *query.Object) (string, error) {
-	id, err := checkID(o)
+	id, err := idOf(o, maxNameLength, maxNameLength)
 	if err != nil {
 		return "", err
 	}
@@ -246,16 +247,31 @@ func checkName(o *query.Object) (string, error) {
 	return id, nil
 }
 
+// The longest ids: an item's is 1023 bytes (the service's quotas, per-item
+// limits), a database's or container's 255 characters.
+const (
+	maxItemIDBytes = 1023
+	maxNameLength  = 255
+)
+
 // checkID validates an item id as the service does: a non-empty string of
-// at most 255 characters.
+// at most 1023 bytes. Which characters it may hold is not checked on
+// create, as the service's gateway does not check them: an id it cannot
+// route is refused by the point operations (unaddressable).
 func checkID(o *query.Object) (string, error) {
+	return idOf(o, maxItemIDBytes, maxItemIDBytes+1)
+}
+
+// idOf returns o's id, a non-empty string of at most max bytes; the
+// service's 400 for another names limit in its text.
+func idOf(o *query.Object, max, limit int) (string, error) {
 	v, ok := o.Get("id")
 	if !ok {
 		return "", errorf(http.StatusBadRequest, "The input content is invalid because the required properties - 'id; ' - are missing")
 	}
 	id, ok := v.(string)
-	if !ok || id == "" || len(id) > 255 {
-		return "", errorf(http.StatusBadRequest, "The input name '%s' is invalid. Ensure to provide a unique non-empty string less than '255' characters.", valueText(v))
+	if !ok || id == "" || len(id) > max {
+		return "", errorf(http.StatusBadRequest, "The input name '%s' is invalid. Ensure to provide a unique non-empty string less than '%d' characters.", valueText(v), limit)
 	}
 	return id, nil
 }

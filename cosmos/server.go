@@ -44,6 +44,25 @@ type Config struct {
 	// "" is Session, the official emulator's default. A config file
 	// (LoadConfig) may set it too.
 	DefaultConsistencyLevel string
+	// PartitionCount is the official emulator's /PartitionCount, how many
+	// partitions it has for containers: 1 to MaxPartitionCount; 0 is
+	// DefaultPartitionCount.
+	PartitionCount int
+}
+
+// The official emulator's /PartitionCount: 25 unless told, at most 250.
+const (
+	DefaultPartitionCount = 25
+	MaxPartitionCount     = 250
+)
+
+// CheckPartitionCount returns an EINVALID error for a partition count that
+// is not 1 to MaxPartitionCount.
+func CheckPartitionCount(n int) error {
+	if n < 1 || n > MaxPartitionCount {
+		return core.Errorf(core.EINVALID, "partition count %d: use 1 to %d (the official emulator's limit)", n, MaxPartitionCount)
+	}
+	return nil
 }
 
 // Server is the Cosmos DB REST server.
@@ -79,6 +98,12 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	level, err := consistencyLevel(cfg.DefaultConsistencyLevel)
 	if err != nil {
+		return nil, err
+	}
+	if cfg.PartitionCount == 0 {
+		cfg.PartitionCount = DefaultPartitionCount
+	}
+	if err := CheckPartitionCount(cfg.PartitionCount); err != nil {
 		return nil, err
 	}
 	if cfg.WallNow == nil {
@@ -118,7 +143,7 @@ func (s *Server) routes() http.Handler {
 	})
 	r.GET("/_explorer/emulator.pem", s.getCertificate)
 
-	a := r.Group("/", s.authorize())
+	a := r.Group("/", s.authorize(), s.checkConsistency())
 	a.GET("/", s.getAccount)
 	a.POST("/dbs", s.postDatabases)
 	a.GET("/dbs", s.listDatabases)
@@ -140,7 +165,7 @@ func (s *Server) routes() http.Handler {
 	a.GET("/offers", s.listOffers)
 	a.GET("/offers/:offer", s.getOffer)
 	a.PUT("/offers/:offer", s.replaceOffer)
-	return asService(s.byName(r))
+	return queryInID(asService(s.byName(r)))
 }
 
 // param returns the path parameter name, unescaped as a path ('+' stays

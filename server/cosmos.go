@@ -15,6 +15,7 @@ func (m *Main) openCosmos(ctx context.Context) error {
 		Addr: m.Config.CosmosAddr, Engine: m.Engine, Now: m.Clock.Now, WallNow: m.Wall,
 		Logger: m.Logger.With("listener", "cosmos"), Key: m.Config.CosmosKey,
 		Certificate: m.cert, CertificatePEM: m.certPEM,
+		DefaultConsistencyLevel: m.Config.CosmosConsistency, PartitionCount: m.Config.CosmosPartitionCount,
 	})
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -143,5 +144,47 @@ func TestCosmosConfigClockAndReset_CO4(t *testing.T) {
 	MustAPI(t, m2).get("/api/info", &info)
 	if l := info.Listeners["cosmos"]; !l.Served {
 		t.Fatalf("/api/info cosmos: %+v", l)
+	}
+}
+
+// issue 26.7: lapse started with --cosmos-consistency Strong, as the SDKs'
+// CI starts the official emulator, serves a read at Strong; started with
+// the default, Session, it refuses one with the service's 400.
+func TestIssue26_7_CosmosConsistencyFlagReachesTheAccount(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		args   []string
+		status int
+	}{
+		{nil, http.StatusBadRequest},
+		{[]string{"--cosmos-consistency", "Strong", "--cosmos-partition-count", "50"}, 0},
+	} {
+		m := MustStart(t, tc.args...)
+		c := MustCosmosClient(t, m)
+		if _, err := c.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "db"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		db, _ := c.NewDatabase("db")
+		if _, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "c",
+			PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		ct, _ := db.NewContainer("c")
+		pk := azcosmos.NewPartitionKeyString("p")
+		if _, err := ct.CreateItem(ctx, pk, []byte(`{"id":"a","pk":"p"}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ct.ReadItem(ctx, pk, "a", &azcosmos.ItemOptions{ConsistencyLevel: azcosmos.ConsistencyLevelStrong.ToPtr()})
+		status := 0 // served
+		if err != nil {
+			var re *azcore.ResponseError
+			if !errors.As(err, &re) {
+				t.Fatal(err)
+			}
+			status = re.StatusCode
+		}
+		if status != tc.status {
+			t.Errorf("%v: a read at Strong: %v, want status %d", tc.args, err, tc.status)
+		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lapse-emulator/lapse/cosmos"
 )
 
 // Config is what `lapse serve` runs with: the flags of docs/cli.md, each also
@@ -36,6 +38,12 @@ type Config struct {
 	CosmosConfig             string
 	// CosmosKey is the Cosmos DB account key; "" is the emulator's.
 	CosmosKey string
+	// CosmosConsistency is the Cosmos DB account's default consistency
+	// level and CosmosPartitionCount its partition count, the official
+	// emulator's /Consistency and /PartitionCount (Session and 25 unless
+	// set).
+	CosmosConsistency    string
+	CosmosPartitionCount int
 	// CertHosts are host names and addresses, comma-separated, that the
 	// TLS certificate covers besides localhost, 127.0.0.1 and ::1.
 	CertHosts string
@@ -83,6 +91,18 @@ func envInt64(fs *flag.FlagSet, getenv func(string) string, p *int64, name strin
 	fs.Int64Var(p, name, def, usage+" (env "+env+")")
 }
 
+// envInt is envInt64 for an int; ParseFlags refuses an environment value
+// that is not a number.
+func envInt(fs *flag.FlagSet, getenv func(string) string, p *int, name string, def int, usage string) {
+	env := envName(name)
+	if v := getenv(env); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			def = n
+		}
+	}
+	fs.IntVar(p, name, def, usage+" (env "+env+")")
+}
+
 // envBool is envString for a flag that is on or off; ParseFlags refuses an
 // environment value that is not a boolean.
 func envBool(fs *flag.FlagSet, getenv func(string) string, p *bool, name string, usage string) {
@@ -112,6 +132,8 @@ func newServeFlags(c *Config, logLevel *string, getenv func(string) string) *fla
 	envString(fs, getenv, &c.RabbitMQDefinitions, "rabbitmq-definitions", "", "RabbitMQ definitions.json to declare at start (users, vhosts, permissions, policies, queues, exchanges, bindings)")
 	envString(fs, getenv, &c.CosmosConfig, "cosmos-config", "", "JSON file of Cosmos databases and containers")
 	envString(fs, getenv, &c.CosmosKey, "cosmos-key", "", "Cosmos DB account key, base64 (default: the official emulator's well-known key)")
+	envString(fs, getenv, &c.CosmosConsistency, "cosmos-consistency", "Session", "Cosmos DB account's default consistency level: Strong, BoundedStaleness, Session, ConsistentPrefix or Eventual (the official emulator's /Consistency)")
+	envInt(fs, getenv, &c.CosmosPartitionCount, "cosmos-partition-count", cosmos.DefaultPartitionCount, fmt.Sprintf("Cosmos DB partition count, 1 to %d (the official emulator's /PartitionCount)", cosmos.MaxPartitionCount))
 	envString(fs, getenv, &c.CertHosts, "cert-hosts", "", "more host names or addresses, comma-separated, for the TLS certificate (e.g. a compose service name)")
 	envBool(fs, getenv, &c.RepairJournal, "repair-journal", "open a data folder whose journal is damaged before its end (which stops lapse otherwise), dropping what does not decode: lapse logs what it drops and keeps a copy of the journal")
 	envString(fs, getenv, logLevel, "log-level", "info", "debug, info, warn or error")
@@ -142,6 +164,19 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 		if _, err := strconv.ParseBool(v); err != nil {
 			return &usageError{fmt.Sprintf("%s %q: use true or false", envName("repair-journal"), v)}
 		}
+	}
+	consistency, err := cosmos.ParseConsistencyLevel(c.CosmosConsistency)
+	if err != nil {
+		return &usageError{fmt.Sprintf("--cosmos-consistency %q: use Strong, BoundedStaleness, Session, ConsistentPrefix or Eventual", c.CosmosConsistency)}
+	}
+	c.CosmosConsistency = consistency
+	if v := getenv(envName("cosmos-partition-count")); v != "" {
+		if _, err := strconv.Atoi(v); err != nil {
+			return &usageError{fmt.Sprintf("%s %q: use a number", envName("cosmos-partition-count"), v)}
+		}
+	}
+	if err := cosmos.CheckPartitionCount(c.CosmosPartitionCount); err != nil {
+		return &usageError{fmt.Sprintf("--cosmos-partition-count %d: use 1 to %d", c.CosmosPartitionCount, cosmos.MaxPartitionCount)}
 	}
 	if c.Data == "" {
 		return &usageError{"--data must not be empty"}

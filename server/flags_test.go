@@ -22,7 +22,7 @@ func TestParseFlags(t *testing.T) {
 	defaults := Config{
 		Data: "./lapse-data", AMQPAddr: ":5672", AMQPSAddr: ":5671", CosmosAddr: ":8081", ServiceBusAdminAddr: ":5300",
 		RabbitMQManagementAddr: ":15672", ControlAddr: ":8080", Clock: "real", LogLevel: slog.LevelInfo,
-		ServiceBusMaxMessageSize: 256 * 1024,
+		ServiceBusMaxMessageSize: 256 * 1024, CosmosConsistency: "Session", CosmosPartitionCount: 25,
 	}
 	with := func(f func(*Config)) Config {
 		c := defaults
@@ -45,6 +45,7 @@ func TestParseFlags(t *testing.T) {
 			Data: ":memory:", AMQPAddr: ":1", AMQPSAddr: ":6", CertHosts: "lapse,ci.example", CosmosAddr: ":2", ServiceBusAdminAddr: ":3", RabbitMQManagementAddr: ":4",
 			ControlAddr: "127.0.0.1:5", Clock: "frozen", ServiceBusConfig: file, RabbitMQDefinitions: file,
 			CosmosConfig: file, LogLevel: slog.LevelDebug, ServiceBusMaxMessageSize: 256 * 1024, RepairJournal: true,
+			CosmosConsistency: "Session", CosmosPartitionCount: 25,
 		}},
 		{"EveryEnvironmentVariable", nil, map[string]string{
 			"LAPSE_DATA": "/d", "LAPSE_AMQP_ADDR": ":1", "LAPSE_AMQPS_ADDR": ":6", "LAPSE_CERT_HOSTS": "lapse", "LAPSE_COSMOS_ADDR": ":2", "LAPSE_SERVICEBUS_ADMIN_ADDR": ":3",
@@ -55,6 +56,7 @@ func TestParseFlags(t *testing.T) {
 			Data: "/d", AMQPAddr: ":1", AMQPSAddr: ":6", CertHosts: "lapse", CosmosAddr: ":2", ServiceBusAdminAddr: ":3", RabbitMQManagementAddr: ":4",
 			ControlAddr: ":5", Clock: "frozen", ServiceBusConfig: file, RabbitMQDefinitions: file,
 			CosmosConfig: file, LogLevel: slog.LevelWarn, ServiceBusMaxMessageSize: 256 * 1024, RepairJournal: true,
+			CosmosConsistency: "Session", CosmosPartitionCount: 25,
 		}},
 		{"FlagBeatsEnvironment", []string{"--control-addr", ":7", "-log-level=error"},
 			map[string]string{"LAPSE_CONTROL_ADDR": ":9", "LAPSE_LOG_LEVEL": "debug", "LAPSE_AMQP_ADDR": ":6"},
@@ -156,5 +158,66 @@ func TestEveryFlagIsInTheDocs(t *testing.T) {
 	})
 	if n < 15 {
 		t.Fatalf("%d flags", n)
+	}
+}
+
+// issue 26.7: --cosmos-consistency and --cosmos-partition-count, the
+// official emulator's /Consistency and /PartitionCount, from the flags or
+// LAPSE_COSMOS_CONSISTENCY and LAPSE_COSMOS_PARTITION_COUNT, with the
+// emulator's defaults (Session, 25) and limit (250); a level is taken in
+// any case and kept in the service's.
+func TestIssue26_7_CosmosConsistencyAndPartitionCountFlags(t *testing.T) {
+	type cosmosFlags struct {
+		Consistency    string
+		PartitionCount int
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want cosmosFlags
+	}{
+		{"Defaults", nil, nil, cosmosFlags{"Session", 25}},
+		{"Flags", []string{"--cosmos-consistency", "Strong", "--cosmos-partition-count", "50"}, nil, cosmosFlags{"Strong", 50}},
+		{"Environment", nil, map[string]string{"LAPSE_COSMOS_CONSISTENCY": "eventual", "LAPSE_COSMOS_PARTITION_COUNT": "250"},
+			cosmosFlags{"Eventual", 250}},
+		{"FlagBeatsEnvironment", []string{"--cosmos-consistency=consistentprefix", "--cosmos-partition-count=1"},
+			map[string]string{"LAPSE_COSMOS_CONSISTENCY": "Strong", "LAPSE_COSMOS_PARTITION_COUNT": "50"}, cosmosFlags{"ConsistentPrefix", 1}},
+		{"BoundedStaleness", []string{"--cosmos-consistency", "BOUNDEDSTALENESS"}, nil, cosmosFlags{"BoundedStaleness", 25}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewMain()
+			m.Stderr = io.Discard
+			if err := m.ParseFlags(tc.args, func(k string) string { return tc.env[k] }); err != nil {
+				t.Fatal(err)
+			}
+			got := cosmosFlags{m.Config.CosmosConsistency, m.Config.CosmosPartitionCount}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"UnknownLevel", []string{"--cosmos-consistency", "Linearizable"}, nil, `--cosmos-consistency "Linearizable": use Strong, BoundedStaleness, Session, ConsistentPrefix or Eventual`},
+		{"UnknownLevelInEnvironment", nil, map[string]string{"LAPSE_COSMOS_CONSISTENCY": "Most"}, `--cosmos-consistency "Most"`},
+		{"NoPartitions", []string{"--cosmos-partition-count", "0"}, nil, "--cosmos-partition-count 0: use 1 to 250"},
+		{"PastTheEmulatorsLimit", []string{"--cosmos-partition-count", "251"}, nil, "--cosmos-partition-count 251: use 1 to 250"},
+		{"NotANumber", []string{"--cosmos-partition-count", "many"}, nil, `invalid value "many" for flag -cosmos-partition-count`},
+		{"NotANumberInEnvironment", nil, map[string]string{"LAPSE_COSMOS_PARTITION_COUNT": "many"}, `LAPSE_COSMOS_PARTITION_COUNT "many": use a number`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewMain()
+			m.Stderr = io.Discard
+			err := m.ParseFlags(tc.args, func(k string) string { return tc.env[k] })
+			var ue *usageError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want a usage error that says %q", err, tc.want)
+			}
+		})
 	}
 }
