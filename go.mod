@@ -32,6 +32,7 @@ require (
 	github.com/prometheus/common v0.66.1 // indirect
 	github.com/prometheus/procfs v0.16.1 // indirect
 	github.com/sasha-s/go-deadlock v0.3.9 // indirect
+	github.com/spaolacci/murmur3 v1.1.0 // indirect
 )
 
 require (

@@ -1,8 +1,10 @@
 package cosmos
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -68,6 +70,7 @@ func (s *Server) containerEntity(db *resource, o *query.Object, offer *offerStat
 	if err != nil {
 		return meta{}, core.Entity{}, err
 	}
+	m.Ranges = rangeCount(offer, s.partitionCount())
 	mb, err := json.Marshal(m)
 	if err != nil {
 		return meta{}, core.Entity{}, err
@@ -228,6 +231,7 @@ func (s *Server) replaceContainer(c *gin.Context) {
 		s.writeError(c, errorf(http.StatusBadRequest, "Partition key paths cannot be changed."))
 		return
 	}
+	m.Ranges = old.meta.Ranges
 	mb, err := json.Marshal(m)
 	if err != nil {
 		s.writeError(c, err)
@@ -289,9 +293,18 @@ func (s *Server) getPartitionKeyRanges(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	rng := `{"_rid":` + jsonString(r.rid()+"AgAAAAAAAAA=") + `,"id":"0","_etag":"\"00000000-0000-0000-0000-000000000000\"","minInclusive":"","maxExclusive":"FF","ridPrefix":0,"_self":` +
-		jsonString("dbs/"+ridText(r.meta.RID[:4])+"/colls/"+r.rid()+"/pkranges/"+r.rid()+"AgAAAAAAAAA=/") +
-		`,"throughputFraction":1,"status":"online","parents":[],"_ts":0}`
+	ct := &container{resource: r}
+	bounds := rangeBounds(ct.ranges())
+	rows := make([][]byte, 0, len(bounds)-1)
+	dbSelf := "dbs/" + ridText(r.meta.RID[:4]) + "/colls/" + r.rid() + "/pkranges/"
+	for i := 0; i+1 < len(bounds); i++ {
+		rid := rangeRID(r.meta.RID, i)
+		rows = append(rows, []byte(`{"_rid":`+jsonString(rid)+`,"id":`+jsonString(strconv.Itoa(i))+
+			`,"_etag":"\"00000000-0000-0000-0000-000000000000\"","minInclusive":`+jsonString(bounds[i])+
+			`,"maxExclusive":`+jsonString(bounds[i+1])+`,"ridPrefix":`+strconv.Itoa(i)+`,"_self":`+jsonString(dbSelf+rid+"/")+
+			`,"throughputFraction":`+strconv.FormatFloat(1/float64(len(bounds)-1), 'g', -1, 64)+
+			`,"status":"online","parents":[],"_ts":0}`))
+	}
 	// The ranges feed is a change feed (A-IM: Incremental Feed): a client
 	// reads it until it answers 304 Not Modified for the etag it has
 	// (the Python SDK's routing map cache loops until then). A
@@ -301,7 +314,17 @@ func (s *Server) getPartitionKeyRanges(c *gin.Context) {
 		c.Status(http.StatusNotModified)
 		return
 	}
-	writeFeed(c, r.rid(), "PartitionKeyRanges", [][]byte{[]byte(rng)}, "")
+	writeFeed(c, r.rid(), "PartitionKeyRanges", rows, "")
+}
+
+// rangeRID is the _rid of partition key range i of the container whose
+// _rid is rid: the container's 8 bytes, then the range's number.
+func rangeRID(rid []byte, i int) string {
+	b := make([]byte, 0, 16)
+	b = append(b, rid...)
+	b = append(b, 2, 0, 0, 0)
+	b = binary.LittleEndian.AppendUint32(b, uint32(i))
+	return ridText(b)
 }
 
 // pkRangesEtag is the change feed position of every container's ranges.

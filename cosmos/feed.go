@@ -76,7 +76,7 @@ func (s *Server) page(ct *container, sc scope, from uint64, size int) (rows [][]
 			next = it.Seq
 			return false
 		}
-		if sc.partial && !inPrefix(it.Group, sc.prefix) {
+		if !sc.holds(it.Group) {
 			return true
 		}
 		rows = append(rows, it.Body)
@@ -142,7 +142,7 @@ func (s *Server) changeFeed(c *gin.Context, ct *container) {
 	var through uint64
 	bytes := 0
 	take := func(it *core.Item) bool {
-		if it.Seq <= after || sc.partial && !inPrefix(it.Group, sc.prefix) || !since.IsZero() && it.ModifiedAt.Before(since) {
+		if it.Seq <= after || !sc.holds(it.Group) || !since.IsZero() && it.ModifiedAt.Before(since) {
 			return true
 		}
 		if pageFull(size, len(rows), bytes, len(it.Body)) {

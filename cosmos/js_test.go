@@ -187,6 +187,13 @@ func TestJSClient_Scenarios(t *testing.T) {
 		Top                           []string
 		OrderByPages, Pages           []int
 	}
+	type ranges struct {
+		FeedRanges, PerRangeTotal, RangesUsed, ChangeFeed int
+		OrderBy, Count, Max                               []int
+		Groups                                            int
+		Top, OffsetLimit, ByKey, Pinned                   []int
+		ReadAll, Read                                     int
+	}
 	type fullTextSearch struct {
 		Contains, ContainsAny, Rank, RRF []string
 		Policy                           struct {
@@ -347,6 +354,12 @@ func TestJSClient_Scenarios(t *testing.T) {
 			Top:                  []string{"i11", "i10", "i09"},
 			OrderByPages:         []int{5, 5, 2},
 			Pages:                []int{3, 3},
+		}},
+		{name: "ranges", want: ranges{
+			FeedRanges: 3, PerRangeTotal: 30, RangesUsed: 3, ChangeFeed: 30,
+			OrderBy: []int{29, 28, 27, 26, 25}, Count: []int{30}, Max: []int{29}, Groups: 10,
+			Top: []int{0, 1, 2}, OffsetLimit: []int{28, 29}, ByKey: []int{3, 3, 3, 3, 3, 3, 3, 3, 3, 3}, Pinned: []int{3, 3, 3, 3, 3, 3, 3, 3, 3, 3},
+			ReadAll: 30, Read: 7,
 		}},
 		// issue 13.12: full-text search through @azure/cosmos, across
 		// partitions: t1 has "mountain" twice and a bicycle; t0 alone has

@@ -31,6 +31,22 @@ func TestPython4Client_CRUD(t *testing.T) {
 	})
 }
 
+// Issue 26.2: several partition key ranges, as the Python SDK sees them.
+func TestIssue26_2_Python4Ranges(t *testing.T) {
+	type ranges struct {
+		FeedRanges, PerRange, RangesUsed int
+		OrderBy, Count, Min, Top         []int
+		Distinct                         int
+		OffsetLimit                      []int
+		All                              int
+	}
+	checkLine(t, runPython4Scenario(t, "ranges"), ranges{
+		FeedRanges: 3, PerRange: 30, RangesUsed: 3,
+		OrderBy: []int{29, 28, 27, 26, 25}, Count: []int{30}, Min: []int{0}, Top: []int{0, 1, 2},
+		Distinct: 10, OffsetLimit: []int{28, 29}, All: 30,
+	})
+}
+
 // Issue 26.1: the SDK runs these through its own pipeline: the gateway
 // refuses them with their plan (substatus 1004), and the SDK reads the
 // partition key ranges feed until it is told nothing changed (304).

@@ -242,12 +242,54 @@ type scope struct {
 	key     string       // one item's core key
 	all     bool
 	partial bool
+	// rng, when not nil, is the range of EPKs a request addressed to one
+	// partition key range reads (ranges.go); multi says how to hash.
+	rng   *epkRange
+	multi bool
+	epks  map[string]bool // rng.holds by group, as worked out
+}
+
+// holds reports whether the items of group are in scope: under its
+// prefix, and in its range.
+func (sc *scope) holds(group string) bool {
+	if sc.partial && !inPrefix(group, sc.prefix) {
+		return false
+	}
+	if sc.rng == nil {
+		return true
+	}
+	in, ok := sc.epks[group]
+	if !ok {
+		in = sc.rng.holds(effectivePK(keyOfGroup(group), sc.multi))
+		if sc.epks == nil {
+			sc.epks = map[string]bool{}
+		}
+		sc.epks[group] = in
+	}
+	return in
 }
 
 // itemScope works out which items a request reads: the partition of its
 // key header, a prefix of it, or, with no header, the partition (and item)
 // the query's WHERE pins down, else every partition.
 func (s *Server) itemScope(c *gin.Context, ct *container, qr *queryRequest) (scope, error) {
+	sc, err := s.keyScope(c, ct, qr)
+	if err != nil {
+		return sc, err
+	}
+	r, ok, err := ct.requestRange(c)
+	if err != nil {
+		return scope{}, err
+	}
+	if ok {
+		sc.rng = &r
+		sc.multi = ct.meta.PartitionKey != nil && strings.EqualFold(ct.meta.PartitionKey.Kind, "MultiHash")
+	}
+	return sc, nil
+}
+
+// keyScope is itemScope by the partition key alone.
+func (s *Server) keyScope(c *gin.Context, ct *container, qr *queryRequest) (scope, error) {
 	pk, present, err := parseKeyHeader(c.Request)
 	if err != nil {
 		return scope{}, err
@@ -286,7 +328,7 @@ func (s *Server) itemScope(c *gin.Context, ct *container, qr *queryRequest) (sco
 		}
 		return scope{all: true}, nil
 	case len(pk) < def.paths():
-		return scope{prefix: pk.prefix(), partial: true}, nil
+		return scope{pk: pk, prefix: pk.prefix(), partial: true}, nil
 	case len(pk) > def.paths() && def != nil:
 		return scope{}, errKeyComponents()
 	case hasID:
@@ -300,7 +342,7 @@ func (s *Server) itemScope(c *gin.Context, ct *container, qr *queryRequest) (sco
 func (s *Server) collect(ct *container, sc scope, from uint64) (docs [][]byte, seqs []uint64, err error) {
 	now := s.now()
 	add := func(it *core.Item) bool {
-		if it.Seq >= from {
+		if it.Seq >= from && sc.holds(it.Group) {
 			docs = append(docs, it.Body)
 			seqs = append(seqs, it.Seq)
 		}
@@ -315,12 +357,7 @@ func (s *Server) collect(ct *container, sc scope, from uint64) (docs [][]byte, s
 		add(&it)
 		return docs, seqs, nil
 	case sc.partial:
-		err := s.cfg.Engine.Scan(now, ct.key, from, func(it *core.Item) bool {
-			if inPrefix(it.Group, sc.prefix) {
-				add(it)
-			}
-			return true
-		})
+		err := s.cfg.Engine.Scan(now, ct.key, from, add)
 		return docs, seqs, err
 	case sc.all:
 		err := s.cfg.Engine.Scan(now, ct.key, from, add)
@@ -343,7 +380,7 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 			s.writeError(c, err)
 			return
 		}
-		c.Data(http.StatusOK, "application/json", queryPlan(c, qr))
+		c.Data(http.StatusOK, "application/json", s.queryPlan(c, ct, qr))
 		return
 	}
 	sc, err := s.itemScope(c, ct, qr)
@@ -358,7 +395,7 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 		// (issue 26.1). What lapse does not plan it runs whole for the
 		// SDKs with a pipeline; azcosmos, which has none, gets the
 		// refusal as from the service.
-		plan, planned := queryPlanOf(c, qr)
+		plan, planned := s.queryPlanOf(c, ct, qr)
 		if planned || gatewayOnly(c) {
 			e := errorf(http.StatusBadRequest, "The provided cross partition query can not be directly served by the gateway. This is a first chance (internal) exception that all newer clients will know how to handle gracefully. This exception is traced, but unless you see it bubble up as an exception (which only happens on older SDK clients), then you can safely ignore this message.")
 			e.substatus = 1004
@@ -454,8 +491,8 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 // not plan gets passThroughPlan. The JS SDK asks for a plan beside every
 // query and follows it when it needs one (forceQueryPlan); the Python and
 // Java SDKs ask when the gateway refuses a query (substatus 1004).
-func queryPlan(c *gin.Context, qr *queryRequest) []byte {
-	out, ok := queryPlanOf(c, qr)
+func (s *Server) queryPlan(c *gin.Context, ct *container, qr *queryRequest) []byte {
+	out, ok := s.queryPlanOf(c, ct, qr)
 	if !ok {
 		return []byte(passThroughPlan)
 	}
@@ -464,7 +501,7 @@ func queryPlan(c *gin.Context, qr *queryRequest) []byte {
 
 // queryPlanOf is the plan of query qr, and false when lapse does not plan
 // it (query.Plan).
-func queryPlanOf(c *gin.Context, qr *queryRequest) ([]byte, bool) {
+func (s *Server) queryPlanOf(c *gin.Context, ct *container, qr *queryRequest) ([]byte, bool) {
 	v, _ := strconv.ParseFloat(c.GetHeader("x-ms-cosmos-query-version"), 64)
 	info, ok := qr.q.Plan(qr.params, query.PlanOptions{CompositeMinMax: v >= 1.4})
 	if !ok {
@@ -474,8 +511,32 @@ func queryPlanOf(c *gin.Context, qr *queryRequest) ([]byte, bool) {
 		Version     int             `json:"partitionedQueryExecutionInfoVersion"`
 		QueryInfo   query.QueryInfo `json:"queryInfo"`
 		QueryRanges []queryRange    `json:"queryRanges"`
-	}{2, info, []queryRange{{Min: "", Max: "FF", MinInclusive: true}}})
+	}{2, info, []queryRange{s.planRange(c, ct, qr)}})
 	return out, err == nil
+}
+
+// planRange is the EPKs a query reads, as the gateway narrows a plan's
+// queryRanges: the EPK of the partition key it names (in its header or
+// by equalities on every path of the key), the EPKs under a prefix of a
+// hierarchical key, else all. A client's pipeline visits only the ranges
+// they overlap.
+func (s *Server) planRange(c *gin.Context, ct *container, qr *queryRequest) queryRange {
+	all := queryRange{Min: "", Max: epkMax, MinInclusive: true}
+	def := ct.meta.PartitionKey
+	if def == nil {
+		return all
+	}
+	sc, err := s.keyScope(c, ct, qr)
+	multi := strings.EqualFold(def.Kind, "MultiHash")
+	switch {
+	case err != nil || sc.all:
+		return all
+	case sc.partial:
+		e := effectivePK(sc.pk, multi)
+		return queryRange{Min: e, Max: e + epkMax, MinInclusive: true}
+	}
+	e := effectivePK(sc.pk, multi)
+	return queryRange{Min: e, Max: e, MinInclusive: true, MaxInclusive: true}
 }
 
 // supportedFeatures refuses, as the gateway does, the plan of a query that

@@ -40,6 +40,9 @@ type meta struct {
 	// PartitionKey is a container's partition key definition.
 	PartitionKey *pkDef      `json:"partitionKey,omitempty"`
 	Offer        *offerState `json:"offer,omitempty"`
+	// Ranges is how many partition key ranges a container has, fixed at
+	// its creation (ranges.go); 0, in containers of earlier versions, is 1.
+	Ranges int `json:"ranges,omitempty"`
 }
 
 // pkDef is a container's partition key definition.

@@ -65,6 +65,14 @@ func CheckPartitionCount(n int) error {
 	return nil
 }
 
+// partitionCount is the most partition key ranges a container gets.
+func (s *Server) partitionCount() int {
+	if s.cfg.PartitionCount > 0 {
+		return s.cfg.PartitionCount
+	}
+	return DefaultPartitionCount
+}
+
 // Server is the Cosmos DB REST server.
 type Server struct {
 	*httpserver.Server

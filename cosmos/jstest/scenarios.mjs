@@ -523,6 +523,66 @@ const scenarios = {
     };
   },
 
+  // Issue 26.2: a container of 25,100 RU/s has three partition key
+  // ranges, as on the service (one per 10,000 RU/s). Each item is in one
+  // range, by the EPK the SDK computes itself: its feed ranges, the
+  // change feed of each, its pipelines' queries per range and its point
+  // operations all agree with lapse's.
+  async ranges(client) {
+    const { database } = await client.databases.create({ id: "db" });
+    const { container: c } = await database.containers.create(
+      { id: "c", partitionKey: { paths: ["/pk"] } }, { offerThroughput: 25100 });
+    const n = 30;
+    for (let i = 0; i < n; i++) {
+      await c.items.create({ id: `i${String(i).padStart(2, "0")}`, pk: `k${i % 10}`, i });
+    }
+    const feedRanges = await c.getFeedRanges();
+    const perRange = [];
+    for (const fr of feedRanges) {
+      const it = c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(fr) });
+      const got = [];
+      for (let k = 0; k < 10; k++) {
+        const r = await it.readNext();
+        if (r.statusCode === 304) break;
+        got.push(...ids(r.result));
+      }
+      perRange.push(got.length);
+    }
+    const whole = c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning() });
+    const all = [];
+    for (let k = 0; k < 10; k++) {
+      const r = await whole.readNext();
+      if (r.statusCode === 304) break;
+      all.push(...ids(r.result));
+    }
+    const q = async (text, opts = {}) => (await c.items.query(text, { forceQueryPlan: true, ...opts }).fetchAll()).resources;
+    // A partition key's change feed: the SDK finds its range by the EPK
+    // it computes.
+    const byKey = [];
+    for (let k = 0; k < 10; k++) {
+      const it = c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning(`k${k}`) });
+      byKey.push(ids((await it.readNext()).result).length);
+    }
+    const pinned = [];
+    for (let k = 0; k < 10; k++) pinned.push((await q({ query: "SELECT VALUE c.i FROM c WHERE c.pk = @k", parameters: [{ name: "@k", value: `k${k}` }] })).length);
+    return {
+      feedRanges: feedRanges.length,
+      perRangeTotal: perRange.reduce((a, b) => a + b, 0),
+      rangesUsed: perRange.filter((x) => x > 0).length,
+      changeFeed: sorted(all).length,
+      orderBy: (await q("SELECT VALUE c.i FROM c ORDER BY c.i DESC")).slice(0, 5),
+      count: await q("SELECT VALUE COUNT(1) FROM c"),
+      max: await q("SELECT VALUE MAX(c.i) FROM c"),
+      groups: (await q("SELECT c.pk, COUNT(1) AS n FROM c GROUP BY c.pk")).length,
+      top: (await q("SELECT TOP 3 VALUE c.i FROM c ORDER BY c.i")),
+      offsetLimit: (await q("SELECT VALUE c.i FROM c ORDER BY c.i OFFSET 28 LIMIT 5")),
+      byKey,
+      pinned,
+      readAll: (await c.items.readAll().fetchAll()).resources.length,
+      read: (await c.item("i07", "k7").read()).resource.i,
+    };
+  },
+
   // The change feed (getChangeFeedIterator): from the beginning and from
   // now, then more writes, then only what is new; nothing new is 304.
   async "change-feed"(client) {

@@ -91,7 +91,35 @@ def queries():
     }
 
 
-SCENARIOS = {"crud": crud, "queries": queries}
+def ranges():
+    # Issue 26.2: a container of 25,100 RU/s has three partition key
+    # ranges; the SDK's pipeline queries each and merges, and its feed
+    # ranges' change feeds hold each item once.
+    db = client().create_database("db")
+    c = db.create_container("c", partition_key=PartitionKey(path="/pk"), offer_throughput=25100)
+    for i in range(30):
+        c.create_item({"id": "i%02d" % i, "pk": "k%d" % (i % 10), "i": i})
+
+    def q(text):
+        return list(c.query_items(text, enable_cross_partition_query=True))
+
+    feed_ranges = list(c.read_feed_ranges())
+    per_range = [len(list(c.query_items_change_feed(feed_range=fr, start_time="Beginning"))) for fr in feed_ranges]
+    return {
+        "feedRanges": len(feed_ranges),
+        "perRange": sum(per_range),
+        "rangesUsed": len([n for n in per_range if n > 0]),
+        "orderBy": q("SELECT VALUE c.i FROM c ORDER BY c.i DESC")[:5],
+        "count": q("SELECT VALUE COUNT(1) FROM c"),
+        "min": q("SELECT VALUE MIN(c.i) FROM c"),
+        "top": q("SELECT TOP 3 VALUE c.i FROM c ORDER BY c.i"),
+        "distinct": len(q("SELECT DISTINCT VALUE c.pk FROM c")),
+        "offsetLimit": q("SELECT VALUE c.i FROM c ORDER BY c.i OFFSET 28 LIMIT 5"),
+        "all": len(q("SELECT * FROM c")),
+    }
+
+
+SCENARIOS = {"crud": crud, "queries": queries, "ranges": ranges}
 
 if __name__ == "__main__":
     name = sys.argv[1]

@@ -1,0 +1,180 @@
+package cosmos
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"math"
+	"math/big"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/lapse-emulator/lapse/cosmos/query"
+	"github.com/spaolacci/murmur3"
+)
+
+// A container's items are spread over partition key ranges as the
+// service spreads them over physical partitions (issue 26.2): each item
+// has an effective partition key (EPK), a hash of its partition key
+// value, and each range holds the EPKs from its minInclusive up to its
+// maxExclusive. lapse keeps a container's items together (one core
+// entity); the ranges are how it answers the requests that the SDKs'
+// query pipelines, feed ranges and change feed send to one range
+// (x-ms-documentdb-partitionkeyrangeid, x-ms-start-epk, x-ms-end-epk).
+
+// rangesPerThroughput is the throughput a physical partition serves: the
+// service gives a new container one partition per 10,000 RU/s.
+const rangesPerThroughput = 10000
+
+// rangeCount is how many partition key ranges a new container with
+// throughput offer gets: one per 10,000 RU/s of its own (manual, or the
+// autoscale maximum), at least one, at most limit (the official
+// emulator's /PartitionCount). A container on its database's throughput
+// has one.
+func rangeCount(offer *offerState, limit int) int {
+	if offer == nil {
+		return 1
+	}
+	ru := offer.Throughput
+	if offer.AutoscaleMax > ru {
+		ru = offer.AutoscaleMax
+	}
+	n := (ru + rangesPerThroughput - 1) / rangesPerThroughput
+	return max(1, min(n, limit))
+}
+
+// epkMax is the upper end of the whole EPK space: every EPK sorts below it.
+const epkMax = "FF"
+
+// rangeBounds returns the n+1 bounds of n ranges that split the EPK space
+// evenly: "", then the hashes' space (their first two bits are zero) cut
+// in n equal parts, then "FF".
+func rangeBounds(n int) []string {
+	out := []string{""}
+	space := new(big.Int).Lsh(big.NewInt(1), 126)
+	for i := 1; i < n; i++ {
+		b := new(big.Int).Mul(space, big.NewInt(int64(i)))
+		b.Div(b, big.NewInt(int64(n)))
+		out = append(out, strings.ToUpper(leftPad(b.Text(16), 32)))
+	}
+	return append(out, epkMax)
+}
+
+func leftPad(s string, n int) string {
+	if len(s) >= n {
+		return s
+	}
+	return strings.Repeat("0", n-len(s)) + s
+}
+
+// epkRange is a range of EPKs, from min (inclusive) to max (exclusive).
+type epkRange struct{ min, max string }
+
+// holds reports whether EPK epk is in r.
+func (r epkRange) holds(epk string) bool { return epk >= r.min && epk < r.max }
+
+// effectivePK is the EPK of partition key pk as the service and the SDKs
+// hash it (version 2 of the partition key definition, the SDKs'
+// default): MurmurHash3 x64 128 of the value's binary encoding, the first
+// two bits cleared, in upper-case hex. A
+// hierarchical (MultiHash) key's EPK is its components' EPKs one after
+// another.
+func effectivePK(pk partitionKey, multi bool) string {
+	if !multi {
+		return hashV2(pk)
+	}
+	var b strings.Builder
+	for _, v := range pk {
+		b.WriteString(hashV2(partitionKey{v}))
+	}
+	return b.String()
+}
+
+// The binary encoding's type markers.
+const (
+	markUndefined = 0x00
+	markNull      = 0x01
+	markFalse     = 0x02
+	markTrue      = 0x03
+	markNumber    = 0x05
+	markString    = 0x08
+	markEnd       = 0xFF
+)
+
+func hashV2(pk partitionKey) string {
+	var buf []byte
+	for _, v := range pk {
+		switch v := v.(type) {
+		case string:
+			buf = append(buf, markString)
+			buf = append(buf, v...)
+			buf = append(buf, markEnd)
+		case float64:
+			buf = append(buf, markNumber)
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+		case bool:
+			if v {
+				buf = append(buf, markTrue)
+			} else {
+				buf = append(buf, markFalse)
+			}
+		case nil:
+			buf = append(buf, markNull)
+		default: // the "none" key, {}: undefined
+			buf = append(buf, markUndefined)
+		}
+	}
+	h1, h2 := murmur3.Sum128(buf)
+	// The hash's second half, then its first, most significant byte
+	// first, as the SDKs write it (checked against the JS SDK's own
+	// hashing in TestIssue26_2_EffectivePartitionKeys).
+	var out [16]byte
+	binary.BigEndian.PutUint64(out[:8], h2)
+	binary.BigEndian.PutUint64(out[8:], h1)
+	out[0] &= 0x3F
+	return strings.ToUpper(hex.EncodeToString(out[:]))
+}
+
+// keyOfGroup reads back the partition key of a group (partitionKey.canon).
+func keyOfGroup(group string) partitionKey {
+	v, err := query.Decode([]byte(group))
+	if err != nil {
+		return nil
+	}
+	arr, _ := v.([]any)
+	return partitionKey(arr)
+}
+
+// requestRange reads the range a request is addressed to: the partition
+// key range of x-ms-documentdb-partitionkeyrangeid, narrowed to
+// x-ms-start-epk and x-ms-end-epk when the client reads part of it (a
+// feed range). ok is false when the request names no range.
+func (ct *container) requestRange(c *gin.Context) (r epkRange, ok bool, err error) {
+	id := c.GetHeader("x-ms-documentdb-partitionkeyrangeid")
+	if id == "" {
+		return epkRange{}, false, nil
+	}
+	// The .NET and Java SDKs send "collection-rid,range-id".
+	if i := strings.LastIndexByte(id, ','); i >= 0 {
+		id = id[i+1:]
+	}
+	bounds := rangeBounds(ct.ranges())
+	n, convErr := strconv.Atoi(id)
+	if convErr != nil || n < 0 || n >= len(bounds)-1 {
+		e := errorf(http.StatusGone, "The partition key range %s is gone: the container's ranges are 0 to %d.", id, len(bounds)-2)
+		e.substatus = 1002
+		return epkRange{}, false, e
+	}
+	r = epkRange{bounds[n], bounds[n+1]}
+	if s := c.GetHeader("x-ms-start-epk"); s != "" && s > r.min {
+		r.min = s
+	}
+	if e := c.GetHeader("x-ms-end-epk"); e != "" && e < r.max {
+		r.max = e
+	}
+	return r, true, nil
+}
+
+// ranges is how many partition key ranges ct has.
+func (ct *container) ranges() int { return max(1, ct.meta.Ranges) }
