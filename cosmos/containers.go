@@ -95,7 +95,9 @@ func (s *Server) containerProps(o *query.Object, rid []byte, offer *offerState) 
 		settings = append(settings, core.Setting{Key: "partitionKey", Value: strings.Join(pk.Paths, ", ")})
 	}
 	settings = append(settings, offerSettings(offer)...)
-	fillDefault(o, "indexingPolicy", defaultIndexingPolicy)
+	if err := fillIndexingPolicy(o); err != nil {
+		return meta{}, core.Policy{}, nil, err
+	}
 	fillDefault(o, "conflictResolutionPolicy", defaultConflictPolicy)
 	fillDefault(o, "geospatialConfig", defaultGeospatialConfig)
 	self := "dbs/" + ridText(rid[:4]) + "/colls/" + ridText(rid) + "/"

@@ -329,6 +329,9 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 		c.Data(http.StatusOK, "application/json", []byte(passThroughPlan))
 		return
 	}
+	if s.refuseUnindexedOrderBy(c, ct, qr.q) {
+		return
+	}
 	size, err := pageSize(c)
 	if err != nil {
 		s.writeError(c, err)
