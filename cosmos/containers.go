@@ -195,6 +195,7 @@ func (s *Server) getContainer(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
+	s.containerReadHeaders(c, r)
 	writeResource(c, http.StatusOK, etagOf(r.meta.Resource), r.meta.Resource, false)
 }
 
@@ -246,6 +247,7 @@ func (s *Server) replaceContainer(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
+	s.containerReadHeaders(c, old)
 	writeResource(c, http.StatusOK, etagOf(m.Resource), m.Resource, true)
 }
 
