@@ -42,5 +42,28 @@ func pageCharge(size int) float64 { return float64(pageBaseRU + pageRUPerKB*star
 
 // setCharge sets the response's request charge to ru.
 func setCharge(c *gin.Context, ru float64) {
-	c.Writer.Header().Set(hdrRequestCharge, strconv.FormatFloat(ru, 'f', -1, 64))
+	v := ""
+	if n := int(ru); float64(n) == ru && n >= 0 && n < len(smallCharges) {
+		v = smallCharges[n]
+	} else {
+		v = strconv.FormatFloat(ru, 'f', -1, 64)
+	}
+	h := c.Writer.Header()
+	if vs := h[requestChargeKey]; len(vs) == 1 {
+		vs[0] = v // common's slice, this response's own
+		return
+	}
+	h.Set(hdrRequestCharge, v)
 }
+
+// requestChargeKey is x-ms-request-charge's key in an http.Header.
+const requestChargeKey = "X-Ms-Request-Charge"
+
+// smallCharges are the texts of the whole charges most requests have, so
+// that setting one allocates no string.
+var smallCharges = func() (out [64]string) {
+	for i := range out {
+		out[i] = strconv.Itoa(i)
+	}
+	return out
+}()
