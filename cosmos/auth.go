@@ -156,6 +156,12 @@ func resourceOf(c *gin.Context) (typ, link string) {
 		return "colls", "dbs/" + db + "/colls/" + coll
 	case path == "/dbs/:db/colls/:coll/pkranges":
 		return "pkranges", "dbs/" + db + "/colls/" + coll
+	case path == "/dbs/:db/colls/:coll/operations/partitionkeydelete":
+		return "colls", "dbs/" + db + "/colls/" + coll
+	case path == "/dbs/:db/colls/:coll/conflicts":
+		return "conflicts", "dbs/" + db + "/colls/" + coll
+	case path == "/dbs/:db/colls/:coll/conflicts/:conflict":
+		return "conflicts", "dbs/" + db + "/colls/" + coll + "/conflicts/" + param(c, "conflict")
 	case path == "/dbs/:db/colls/:coll/docs":
 		return "docs", "dbs/" + db + "/colls/" + coll
 	case path == "/dbs/:db/colls/:coll/docs/:id":

@@ -36,6 +36,30 @@ type batchResult struct {
 	body   []byte
 }
 
+// charge is the request charge of an operation (charge.go): a read's or a
+// write's of its body, a delete's of an item of no size, nothing for an
+// operation not run because another failed, 1 RU for a refusal.
+func (r batchResult) charge() float64 {
+	switch {
+	case r.status == http.StatusFailedDependency:
+		return 0
+	case r.status >= 400:
+		return 1
+	case r.read:
+		return readCharge(len(r.body))
+	}
+	return writeCharge(len(r.body))
+}
+
+// batchCharge is the request charge of a batch: its operations'.
+func batchCharge(results []batchResult) float64 {
+	var ru float64
+	for _, r := range results {
+		ru += r.charge()
+	}
+	return ru
+}
+
 // batchState is an item as the batch sees it so far.
 type batchState struct {
 	exists bool
@@ -83,6 +107,7 @@ func (s *Server) batch(c *gin.Context, ct *container) {
 		status = http.StatusMultiStatus
 	}
 	s.itemHeaders(c, ct)
+	setCharge(c, batchCharge(results))
 	c.Data(status, "application/json", batchBody(results, isMinimal(c)))
 }
 
@@ -294,11 +319,8 @@ func batchBody(results []batchResult, minimal bool) []byte {
 		}
 		b = append(b, `{"statusCode":`...)
 		b = strconv.AppendInt(b, int64(r.status), 10)
-		charge := "1"
-		if r.status == http.StatusFailedDependency {
-			charge = "0"
-		}
-		b = append(b, `,"requestCharge":`+charge...)
+		b = append(b, `,"requestCharge":`...)
+		b = strconv.AppendFloat(b, r.charge(), 'f', -1, 64)
 		if r.etag != "" {
 			b = append(b, `,"eTag":`...)
 			b = append(b, jsonString(r.etag)...)
@@ -355,6 +377,7 @@ func (s *Server) bulk(c *gin.Context, ct *container) {
 		status = http.StatusMultiStatus
 	}
 	s.itemHeaders(c, ct)
+	setCharge(c, batchCharge(results))
 	c.Data(status, "application/json", batchBody(results, isMinimal(c)))
 }
 

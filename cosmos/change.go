@@ -109,8 +109,9 @@ func stored(read reader, key, ifMatchETag string) (core.Item, string, error) {
 
 // removeItem deletes item key of ct, at one instant with its checks: a 404
 // when it is not there (or has expired, CO-6), a 412 when ifMatchETag is
-// set and is not its ETag.
-func (s *Server) removeItem(ct *container, key, ifMatchETag string) (*core.Commit, error) {
+// set and is not its ETag. It returns the size of the item deleted.
+func (s *Server) removeItem(ct *container, key, ifMatchETag string) (int, *core.Commit, error) {
+	size := 0
 	_, commit, err := s.cfg.Engine.Change(s.now(), ct.key, func(cur func(string) (core.Item, bool)) ([]string, []core.Item, error) {
 		it, ok := cur(key)
 		if !ok {
@@ -119,7 +120,8 @@ func (s *Server) removeItem(ct *container, key, ifMatchETag string) (*core.Commi
 		if !ifMatch(ifMatchETag, itemETag(it, ok)) {
 			return nil, nil, errPrecondition()
 		}
+		size = len(it.Body)
 		return []string{key}, nil, nil
 	})
-	return commit, err
+	return size, commit, err
 }

@@ -98,7 +98,9 @@ func (s *Server) containerProps(o *query.Object, rid []byte, offer *offerState) 
 		settings = append(settings, core.Setting{Key: "partitionKey", Value: strings.Join(pk.Paths, ", ")})
 	}
 	settings = append(settings, offerSettings(offer)...)
-	fillDefault(o, "indexingPolicy", defaultIndexingPolicy)
+	if err := fillIndexingPolicy(o); err != nil {
+		return meta{}, core.Policy{}, nil, err
+	}
 	fillDefault(o, "conflictResolutionPolicy", defaultConflictPolicy)
 	fillDefault(o, "geospatialConfig", defaultGeospatialConfig)
 	self := "dbs/" + ridText(rid[:4]) + "/colls/" + ridText(rid) + "/"
@@ -196,6 +198,7 @@ func (s *Server) getContainer(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
+	s.containerReadHeaders(c, r)
 	writeResource(c, http.StatusOK, etagOf(r.meta.Resource), r.meta.Resource, false)
 }
 
@@ -248,6 +251,7 @@ func (s *Server) replaceContainer(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
+	s.containerReadHeaders(c, old)
 	writeResource(c, http.StatusOK, etagOf(m.Resource), m.Resource, true)
 }
 

@@ -211,6 +211,8 @@ func (s *Server) postItems(c *gin.Context) {
 		status = http.StatusOK
 	}
 	sessionToken(c, it.Seq)
+	setLSN(c, it.Seq)
+	setCharge(c, writeCharge(len(it.Body)))
 	writeResource(c, status, etag, it.Body, true)
 }
 
@@ -246,10 +248,12 @@ func (s *Server) upsert(ct *container, d *doc, ifMatchETag string) (it core.Item
 func ifMatch(h, etag string) bool { return h == "" || h == "*" || h == etag }
 
 // itemHeaders sets the headers of a response about a container's items
-// as a whole (a feed, a query, a batch, a delete): the session token, with
-// the container's last sequence number as its LSN.
+// as a whole (a feed, a query, a batch, a delete): the session token and
+// the LSN headers, with the container's LSN (containerLSN).
 func (s *Server) itemHeaders(c *gin.Context, ct *container) {
-	sessionToken(c, lastSeq(s, ct.key))
+	lsn := s.containerLSN(ct.key)
+	sessionToken(c, lsn)
+	setLSN(c, lsn)
 }
 
 // sessionToken sets the session token of a response with lsn, for one
@@ -283,12 +287,14 @@ func (s *Server) readItem(c *gin.Context) {
 	}
 	etag, _ := splitMeta(it.Meta)
 	sessionToken(c, it.Seq)
+	setLSN(c, s.containerLSN(ct.key))
 	if inm := c.GetHeader("If-None-Match"); inm != "" && (inm == etag || inm == "*") {
 		c.Writer.Header().Set("etag", etag)
 		c.Status(http.StatusNotModified)
 		c.Writer.WriteHeaderNow()
 		return
 	}
+	setCharge(c, readCharge(len(it.Body)))
 	writeResource(c, http.StatusOK, etag, it.Body, false)
 }
 
@@ -319,6 +325,8 @@ func (s *Server) replaceItem(c *gin.Context) {
 		return
 	}
 	sessionToken(c, it.Seq)
+	setLSN(c, it.Seq)
+	setCharge(c, writeCharge(len(it.Body)))
 	writeResource(c, http.StatusOK, etag, it.Body, true)
 }
 
@@ -352,15 +360,19 @@ func (s *Server) deleteItem(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	commit, err := s.removeItem(ct, itemKey(pk.canon(), param(c, "id")), c.GetHeader("If-Match"))
+	size, commit, err := s.removeItem(ct, itemKey(pk.canon(), param(c, "id")), c.GetHeader("If-Match"))
 	if err == nil {
 		err = commit.Wait(c.Request.Context())
+	}
+	if err == nil {
+		_, err = s.bumpLSN(c.Request.Context(), ct.key)
 	}
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
 	s.itemHeaders(c, ct)
+	setCharge(c, writeCharge(size))
 	c.Status(http.StatusNoContent)
 	c.Writer.WriteHeaderNow()
 }

@@ -153,6 +153,10 @@ func (s *Server) replaceOffer(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
+	if err := checkOfferLinks(r, o); err != nil {
+		s.writeError(c, err)
+		return
+	}
 	var in struct {
 		Content struct {
 			Throughput *int `json:"offerThroughput"`
@@ -214,4 +218,27 @@ func (s *Server) replaceOffer(c *gin.Context) {
 	r.meta = m
 	doc := offerDoc(r)
 	writeResource(c, http.StatusOK, next.ETag, doc, true)
+}
+
+// checkOfferLinks refuses, with the service's 400, an offer replace whose
+// body does not name the offer it replaces: its id and _rid must be the
+// offer's, and its resource and offerResourceId, when given, those of the
+// database or container r the offer belongs to.
+func checkOfferLinks(r *resource, o *query.Object) error {
+	id, _ := getString(o, "id")
+	rid, _ := getString(o, "_rid")
+	if !strings.EqualFold(id, r.meta.Offer.ID) || !strings.EqualFold(rid, r.meta.Offer.ID) {
+		return errorf(http.StatusBadRequest, "The offer's id and _rid in the request body, '%s' and '%s', are not those of the offer being replaced.", id, rid)
+	}
+	link := "dbs/" + ridText(r.meta.RID[:4]) + "/"
+	if r.en.Kind == kindContainer {
+		link += "colls/" + r.rid() + "/"
+	}
+	if v, ok := getString(o, "resource"); ok && strings.Trim(v, "/") != strings.Trim(link, "/") {
+		return errorf(http.StatusBadRequest, "The offer's resource link '%s' is not the link of the resource the offer belongs to.", v)
+	}
+	if v, ok := getString(o, "offerResourceId"); ok && v != r.rid() {
+		return errorf(http.StatusBadRequest, "The offer's offerResourceId '%s' is not the resource id of the resource the offer belongs to.", v)
+	}
+	return nil
 }

@@ -324,6 +324,8 @@ func (s *Server) patchItem(c *gin.Context) {
 		return
 	}
 	sessionToken(c, it.Seq)
+	setLSN(c, it.Seq)
+	setCharge(c, writeCharge(len(it.Body)))
 	writeResource(c, http.StatusOK, etag, it.Body, true)
 }
 

@@ -383,6 +383,9 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 		c.Data(http.StatusOK, "application/json", s.queryPlan(c, ct, qr))
 		return
 	}
+	if s.refuseUnindexedOrderBy(c, ct, qr.q) {
+		return
+	}
 	sc, err := s.itemScope(c, ct, qr)
 	if err != nil {
 		s.writeError(c, err)

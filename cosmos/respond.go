@@ -29,7 +29,8 @@ func isMinimal(c *gin.Context) bool {
 }
 
 // writeFeed answers a feed or query page: {"_rid", field: [...],
-// "_count"}, with the item count and the continuation, if any, in headers.
+// "_count"}, with the item count, the continuation, if any, and the
+// page's charge (pageCharge) in headers.
 func writeFeed(c *gin.Context, rid, field string, rows [][]byte, continuation string) {
 	n := 0
 	for _, r := range rows {
@@ -50,6 +51,7 @@ func writeFeed(c *gin.Context, rid, field string, rows [][]byte, continuation st
 	b = append(b, `],"_count":`...)
 	b = strconv.AppendInt(b, int64(len(rows)), 10)
 	b = append(b, '}')
+	setCharge(c, pageCharge(n-len(rows)))
 	h := c.Writer.Header()
 	h.Set(hdrItemCount, strconv.Itoa(len(rows)))
 	if continuation != "" {

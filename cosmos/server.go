@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -169,6 +170,11 @@ func (s *Server) routes() http.Handler {
 	a.PUT("/dbs/:db/colls/:coll/docs/:id", s.replaceItem)
 	a.DELETE("/dbs/:db/colls/:coll/docs/:id", s.deleteItem)
 	a.PATCH("/dbs/:db/colls/:coll/docs/:id", s.patchItem)
+	a.POST("/dbs/:db/colls/:coll/operations/partitionkeydelete", s.deletePartitionKey)
+	a.GET("/dbs/:db/colls/:coll/conflicts", s.listConflicts)
+	a.POST("/dbs/:db/colls/:coll/conflicts", s.queryConflicts)
+	a.GET("/dbs/:db/colls/:coll/conflicts/:conflict", s.getConflict)
+	a.DELETE("/dbs/:db/colls/:coll/conflicts/:conflict", s.getConflict)
 	a.POST("/offers", s.postOffers)
 	a.GET("/offers", s.listOffers)
 	a.GET("/offers/:offer", s.getOffer)
@@ -197,7 +203,10 @@ const (
 	hdrPartitionKey  = "x-ms-documentdb-partitionkey"
 )
 
-// common sets the headers the service sends on every response.
+// common sets the headers the service sends on every response: a request
+// charge of 1 RU, which item handlers replace with theirs (charge.go), and,
+// on responses that are not about items, the engine's last event id as
+// their LSN (lsn.go).
 func (s *Server) common() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		h := c.Writer.Header()
@@ -206,8 +215,9 @@ func (s *Server) common() gin.HandlerFunc {
 		h.Set("x-ms-serviceversion", "version=2.14.0.0")
 		h.Set("x-ms-gatewayversion", "version=2.14.0")
 		h.Set("x-ms-schemaversion", "1.19")
-		h.Set("x-ms-cosmos-llsn", "1")
-		h.Set("lsn", "1")
+		if !strings.Contains(c.FullPath(), "/docs") {
+			setLSN(c, s.cfg.Engine.LastEventID())
+		}
 		c.Next()
 	}
 }

@@ -452,7 +452,9 @@ const scenarios = {
   // 26.1). Every page is kept, empty ones too: the pages end where the
   // rows do.
   async "force-query-plan"(client) {
-    const c = await pkContainer(client);
+    // ORDER BY on two properties needs a composite index that serves it.
+    const c = await pkContainer(client, { indexingPolicy: { compositeIndexes: [[
+      { path: "/parity", order: "ascending" }, { path: "/i", order: "descending" }]] } });
     await seed(c);
     const opts = { forceQueryPlan: true };
     const all = async (q) => (await c.items.query(q, opts).fetchAll()).resources;
@@ -725,6 +727,149 @@ const scenarios = {
       agent.destroy();
     }
   },
+  // issue 26.6: a container's indexing policy as the service writes it
+  // back, with the _etag path it always excludes.
+  async "i26-indexing-policy"(client) {
+    const { database } = await client.databases.create({ id: "db" });
+    const { resource: plain } = await database.containers.create({ id: "plain", partitionKey: { paths: ["/pk"] } });
+    const { resource: given } = await database.containers.create({
+      id: "given", partitionKey: { paths: ["/pk"] },
+      indexingPolicy: { includedPaths: [{ path: "/*" }], excludedPaths: [{ path: "/skip/*" }] },
+    });
+    const { resource: read } = await database.container("given").read();
+    const view = (p) => ({ indexingMode: p.indexingMode, automatic: p.automatic,
+      includedPaths: p.includedPaths.map((x) => x.path), excludedPaths: p.excludedPaths.map((x) => x.path) });
+    return { plain: view(plain.indexingPolicy), given: view(given.indexingPolicy), read: view(read.indexingPolicy) };
+  },
+
+  // issue 26.6: quota and usage when asked for, and the index
+  // transformation's progress, on a container's read.
+  async "i26-quota-info"(client) {
+    const c = await pkContainer(client);
+    await c.items.create({ id: "a", pk: "p", text: "x".repeat(3000) });
+    await c.items.create({ id: "b", pk: "p" });
+    const asked = await c.read({ populateQuotaInfo: true });
+    const plain = await c.read();
+    return {
+      quota: asked.headers["x-ms-resource-quota"],
+      usage: asked.headers["x-ms-resource-usage"],
+      progress: asked.headers["x-ms-documentdb-collection-index-transformation-progress"],
+      plainUsage: plain.headers["x-ms-resource-usage"] ?? null,
+    };
+  },
+
+  // issue 26.6: deleteAllItemsForPartitionKey, of a key and of a prefix of
+  // a hierarchical key: the items go from reads, queries and the change
+  // feed, and the other partitions keep theirs.
+  async "i26-delete-partition-key"(client) {
+    const c = await pkContainer(client);
+    for (const [id, pk] of [["a", "p0"], ["b", "p0"], ["c", "p1"]]) await c.items.create({ id, pk });
+    const del = await c.deleteAllItemsForPartitionKey("p0");
+    const readDeleted = (await c.item("a", "p0").read()).statusCode;
+    const query = ids((await c.items.query("SELECT * FROM c ORDER BY c.id").fetchAll()).resources);
+    const feed = c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning() });
+    const { result: changes } = await feed.readNext();
+    await c.items.create({ id: "a", pk: "p0", again: true });
+    const recreated = (await c.item("a", "p0").read()).resource.again;
+
+    const { resource: hier } = await client.database("db").containers.create({
+      id: "hier", partitionKey: { paths: ["/t", "/u"], kind: PartitionKeyKind.MultiHash, version: PartitionKeyDefinitionVersion.V2 },
+    });
+    const h = client.database("db").container(hier.id);
+    for (const [id, t, u] of [["x", "a", "1"], ["y", "a", "2"], ["z", "b", "1"]]) await h.items.create({ id, t, u });
+    const hdel = await h.deleteAllItemsForPartitionKey(["a"]);
+    const hierLeft = ids((await h.items.query("SELECT * FROM c ORDER BY c.id").fetchAll()).resources);
+    return { status: del.statusCode, readDeleted, query, changes: ids(changes), recreated, hierStatus: hdel.statusCode, hierLeft };
+  },
+
+  // issue 26.6: the conflicts feed of a single-region account is empty.
+  async "i26-conflicts"(client) {
+    const c = await pkContainer(client);
+    await c.items.create({ id: "a", pk: "p" });
+    const all = (await c.conflicts.readAll().fetchAll()).resources;
+    const queried = (await c.conflicts.query("SELECT * FROM c").fetchAll()).resources;
+    return { all, queried, readOne: await failure(() => c.conflict("nope", "p").read()) };
+  },
+
+  // issue 26.6: an offer replace whose body names another offer, or none,
+  // is refused; the right one goes through.
+  async "i26-offer-links"(client) {
+    const c = await pkContainer(client);
+    const { resource: container } = await c.read();
+    const { resources: offers } = await client.offers.query({
+      query: "SELECT * FROM o WHERE o.offerResourceId = @rid", parameters: [{ name: "@rid", value: container._rid }],
+    }).fetchAll();
+    const offer = offers[0];
+    const badRid = await failure(() => client.offer(offer.id).replace({ ...offer, _rid: "InvalidRid" }));
+    const badId = await failure(() => client.offer(offer.id).replace({ ...offer, id: "NotAllowed" }));
+    const nullIds = await failure(() => client.offer(offer.id).replace({ ...offer, id: null, _rid: null }));
+    const badResource = await failure(() => client.offer(offer.id).replace({ ...offer, resource: "dbs/AAAAAA==/colls/AAAAAAAAAAA=/" }));
+    const good = await client.offer(offer.id).replace({ ...offer, content: { ...offer.content, offerThroughput: 500 } });
+    return { badRid, badId, nullIds, badResource, good: good.resource.content.offerThroughput };
+  },
+
+  // issue 26.6: ORDER BY on two properties needs a composite index that
+  // serves it; a vector index needs its vector embedding.
+  async "i26-index-checks"(client) {
+    const { database } = await client.databases.create({ id: "db" });
+    const { container: plain } = await database.containers.create({ id: "plain", partitionKey: { paths: ["/pk"] } });
+    const { container: composite } = await database.containers.create({
+      id: "composite", partitionKey: { paths: ["/pk"] },
+      indexingPolicy: { compositeIndexes: [[{ path: "/a", order: "ascending" }, { path: "/b", order: "descending" }]] },
+    });
+    for (const c of [plain, composite]) {
+      for (const [id, a, b] of [["x", 1, 1], ["y", 1, 2], ["z", 0, 5]]) await c.items.create({ id, pk: "p", a, b });
+    }
+    const message = async (f) => {
+      try { await f(); } catch (err) { return { code: err.code, message: err.body?.message ?? "" }; }
+      return { code: 0, message: "" };
+    };
+    const q = "SELECT * FROM c ORDER BY c.a ASC, c.b DESC";
+    const plainErr = await message(() => plain.items.query(q, { partitionKey: "p" }).fetchAll());
+    const plainCross = await message(() => plain.items.query(q).fetchAll());
+    const served = ids((await composite.items.query(q, { partitionKey: "p" }).fetchAll()).resources);
+    const reversed = ids((await composite.items.query("SELECT * FROM c ORDER BY c.a DESC, c.b ASC", { partitionKey: "p" }).fetchAll()).resources);
+    const mixed = await message(() => composite.items.query("SELECT * FROM c ORDER BY c.a ASC, c.b ASC", { partitionKey: "p" }).fetchAll());
+    const single = ids((await plain.items.query("SELECT * FROM c ORDER BY c.b DESC", { partitionKey: "p" }).fetchAll()).resources);
+
+    const vectorErr = await message(() => database.containers.create({
+      id: "vec", partitionKey: { paths: ["/pk"] }, indexingPolicy: { vectorIndexes: [{ path: "/vector1", type: "flat" }] },
+    }));
+    const { resource: vec } = await database.containers.create({
+      id: "vec2", partitionKey: { paths: ["/pk"] },
+      vectorEmbeddingPolicy: { vectorEmbeddings: [{ path: "/vector1", dataType: "float32", dimensions: 3, distanceFunction: "cosine" }] },
+      indexingPolicy: { vectorIndexes: [{ path: "/vector1", type: "flat" }] },
+    });
+    return {
+      plain: { code: plainErr.code, hasText: plainErr.message.includes("The order by query does not have a corresponding composite index that it can be served from.") },
+      plainCross: plainCross.code,
+      served, reversed, mixed: mixed.code, single,
+      vector: { code: vectorErr.code, hasText: vectorErr.message.includes("Vector Indexing Policy's path::\\/vector1 not matching in Embedding's path") },
+      vectorWithEmbedding: vec.indexingPolicy.vectorIndexes.map((x) => x.path),
+    };
+  },
+
+  // issue 26.6: request charges that follow the operation and the size,
+  // and LSNs that move with each write.
+  async "i26-charge-lsn"(client) {
+    const c = await pkContainer(client);
+    const lsn = (r) => Number(r.headers["lsn"]);
+    const committed = (r) => Number(r.headers["x-ms-global-committed-lsn"]);
+    const small = await c.items.create({ id: "s", pk: "p" });
+    const big = await c.items.create({ id: "b", pk: "p", text: "x".repeat(2500) });
+    const readSmall = await c.item("s", "p").read();
+    const readBig = await c.item("b", "p").read();
+    const replaced = await c.item("s", "p").replace({ id: "s", pk: "p", v: 2 });
+    const deleted = await c.item("s", "p").delete();
+    const query = await c.items.query("SELECT * FROM c", { partitionKey: "p" }).fetchAll();
+    return {
+      charges: { create: small.requestCharge, createBig: big.requestCharge, read: readSmall.requestCharge, readBig: readBig.requestCharge,
+        replace: replaced.requestCharge, delete: deleted.requestCharge, query: query.requestCharge },
+      lsns: [lsn(small), lsn(big), lsn(readBig), lsn(replaced), lsn(deleted)],
+      committedSame: [small, big, readBig, replaced, deleted].every((r) => committed(r) === lsn(r)),
+    };
+  },
+
 };
 
 async function main() {

@@ -36,9 +36,11 @@ def ids(docs):
 
 def seeded():
     """A container with items i00..i11: i 0..11, pk p0..p2 (i mod 3)
-    and parity even or odd, as the JS scenarios' seed."""
+    and parity even or odd, as the JS scenarios' seed, and a composite
+    index for ORDER BY c.parity, c.i DESC."""
     db = client().create_database("db")
-    c = db.create_container("c", partition_key=PartitionKey(path="/pk"))
+    c = db.create_container("c", partition_key=PartitionKey(path="/pk"), indexing_policy={
+        "compositeIndexes": [[{"path": "/parity", "order": "ascending"}, {"path": "/i", "order": "descending"}]]})
     for i in range(12):
         c.create_item({"id": "i%02d" % i, "pk": "p%d" % (i % 3), "i": i, "parity": "odd" if i % 2 else "even"})
     return c
