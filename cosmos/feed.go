@@ -1,6 +1,7 @@
 package cosmos
 
 import (
+	"bytes"
 	"net/http"
 	"strconv"
 	"strings"
@@ -148,7 +149,7 @@ func (s *Server) changeFeed(c *gin.Context, ct *container) {
 		if pageFull(size, len(rows), bytes, len(it.Body)) {
 			return false
 		}
-		rows = append(rows, it.Body)
+		rows = append(rows, withLSN(it.Body, it.Seq))
 		bytes += len(it.Body)
 		through = it.Seq
 		return true
@@ -172,4 +173,23 @@ func (s *Server) changeFeed(c *gin.Context, ct *container) {
 	}
 	c.Writer.Header().Set("etag", `"`+itoa(through)+`"`)
 	writeFeed(c, ct.rid(), "Documents", rows, "")
+}
+
+// withLSN returns document body with its _lsn, the LSN of the write that
+// made this version of it (its core Seq), as the change feed's documents
+// carry it (issue 26.3): the SDKs' change feed processors order and
+// resume by it.
+func withLSN(body []byte, lsn uint64) []byte {
+	end := bytes.LastIndexByte(body, '}')
+	if end < 0 {
+		return body
+	}
+	out := make([]byte, 0, len(body)+24)
+	out = append(out, body[:end]...)
+	if len(bytes.TrimSpace(body[1:end])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"_lsn":`...)
+	out = strconv.AppendUint(out, lsn, 10)
+	return append(out, body[end:]...)
 }

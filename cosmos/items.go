@@ -3,6 +3,7 @@ package cosmos
 import (
 	"bytes"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -210,7 +211,7 @@ func (s *Server) postItems(c *gin.Context) {
 	if exists {
 		status = http.StatusOK
 	}
-	sessionToken(c, it.Seq)
+	s.itemSession(c, ct, it.Group, it.Seq)
 	setLSN(c, it.Seq)
 	setCharge(c, writeCharge(len(it.Body)))
 	writeResource(c, status, etag, it.Body, true)
@@ -249,17 +250,55 @@ func ifMatch(h, etag string) bool { return h == "" || h == "*" || h == etag }
 
 // itemHeaders sets the headers of a response about a container's items
 // as a whole (a feed, a query, a batch, a delete): the session token and
-// the LSN headers, with the container's LSN (containerLSN).
+// the LSN headers, with the container's LSN (containerLSN). The session
+// token is the range's the request addressed, or its partition key's, or
+// else every range's.
 func (s *Server) itemHeaders(c *gin.Context, ct *container) {
 	lsn := s.containerLSN(ct.key)
-	sessionToken(c, lsn)
+	ranges := []int(nil)
+	if id := c.GetHeader("x-ms-documentdb-partitionkeyrangeid"); id != "" {
+		if i := strings.LastIndexByte(id, ','); i >= 0 {
+			id = id[i+1:]
+		}
+		if n, err := strconv.Atoi(id); err == nil && n >= 0 && n < ct.ranges() {
+			ranges = []int{n}
+		}
+	} else if pk, present, err := parseKeyHeader(c.Request); err == nil && present && len(pk) == ct.meta.PartitionKey.paths() {
+		ranges = []int{ct.rangeOf(pk.canon())}
+	}
+	if ranges == nil {
+		for i := 0; i < ct.ranges(); i++ {
+			ranges = append(ranges, i)
+		}
+	}
+	sessionToken(c, ct, ranges, lsn)
 	setLSN(c, lsn)
 }
 
-// sessionToken sets the session token of a response with lsn, for one
-// item the sequence number of its version.
-func sessionToken(c *gin.Context, lsn uint64) {
-	c.Writer.Header().Set(hdrSessionToken, "0:-1#"+itoa(lsn))
+// itemSession sets the session token of a response about one item of
+// partition group, whose version has LSN lsn.
+func (s *Server) itemSession(c *gin.Context, ct *container, group string, lsn uint64) {
+	sessionToken(c, ct, []int{ct.rangeOf(group)}, lsn)
+}
+
+// sessionToken sets the session token of a response with lsn, for each of
+// ranges, as the service forms it ("range:-1#lsn", comma-separated), and
+// the container's content path, by which the SDKs keep the tokens they get
+// (x-ms-content-path, its _rid; x-ms-alt-content-path, its name).
+func sessionToken(c *gin.Context, ct *container, ranges []int, lsn uint64) {
+	var b strings.Builder
+	for i, r := range ranges {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(r))
+		b.WriteString(":-1#")
+		b.WriteString(itoa(lsn))
+	}
+	h := c.Writer.Header()
+	h.Set(hdrSessionToken, b.String())
+	h.Set("x-ms-content-path", ct.rid())
+	h.Set("x-ms-alt-content-path", "dbs/"+strings.Replace(ct.en.Name, "/", "/colls/", 1))
 }
 
 // lastSeq returns the container's last sequence number.
@@ -286,7 +325,7 @@ func (s *Server) readItem(c *gin.Context) {
 		return
 	}
 	etag, _ := splitMeta(it.Meta)
-	sessionToken(c, it.Seq)
+	s.itemSession(c, ct, it.Group, it.Seq)
 	setLSN(c, s.containerLSN(ct.key))
 	if inm := c.GetHeader("If-None-Match"); inm != "" && (inm == etag || inm == "*") {
 		c.Writer.Header().Set("etag", etag)
@@ -324,7 +363,7 @@ func (s *Server) replaceItem(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	sessionToken(c, it.Seq)
+	s.itemSession(c, ct, it.Group, it.Seq)
 	setLSN(c, it.Seq)
 	setCharge(c, writeCharge(len(it.Body)))
 	writeResource(c, http.StatusOK, etag, it.Body, true)

@@ -193,6 +193,8 @@ func TestJSClient_Scenarios(t *testing.T) {
 		Groups                                            int
 		Top, OffsetLimit, ByKey, Pinned                   []int
 		ReadAll, Read                                     int
+		OneToken, LSNs                                    bool
+		SessionRanges                                     []string
 	}
 	type fullTextSearch struct {
 		Contains, ContainsAny, Rank, RRF []string
@@ -359,7 +361,7 @@ func TestJSClient_Scenarios(t *testing.T) {
 			FeedRanges: 3, PerRangeTotal: 30, RangesUsed: 3, ChangeFeed: 30,
 			OrderBy: []int{29, 28, 27, 26, 25}, Count: []int{30}, Max: []int{29}, Groups: 10,
 			Top: []int{0, 1, 2}, OffsetLimit: []int{28, 29}, ByKey: []int{3, 3, 3, 3, 3, 3, 3, 3, 3, 3}, Pinned: []int{3, 3, 3, 3, 3, 3, 3, 3, 3, 3},
-			ReadAll: 30, Read: 7,
+			ReadAll: 30, Read: 7, OneToken: true, LSNs: true, SessionRanges: []string{"0", "1", "2"},
 		}},
 		// issue 13.12: full-text search through @azure/cosmos, across
 		// partitions: t1 has "mountain" twice and a bicycle; t0 alone has

@@ -323,7 +323,7 @@ func (s *Server) patchItem(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	sessionToken(c, it.Seq)
+	s.itemSession(c, ct, it.Group, it.Seq)
 	setLSN(c, it.Seq)
 	setCharge(c, writeCharge(len(it.Body)))
 	writeResource(c, http.StatusOK, etag, it.Body, true)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -174,6 +175,19 @@ func (ct *container) requestRange(c *gin.Context) (r epkRange, ok bool, err erro
 		r.max = e
 	}
 	return r, true, nil
+}
+
+// rangeOf is the partition key range of the items of group.
+func (ct *container) rangeOf(group string) int {
+	n := ct.ranges()
+	if n == 1 {
+		return 0
+	}
+	multi := ct.meta.PartitionKey != nil && strings.EqualFold(ct.meta.PartitionKey.Kind, "MultiHash")
+	epk := effectivePK(keyOfGroup(group), multi)
+	bounds := rangeBounds(n)
+	// the last range whose lower bound is at most epk
+	return sort.Search(n, func(i int) bool { return bounds[i+1] > epk })
 }
 
 // ranges is how many partition key ranges ct has.

@@ -535,9 +535,15 @@ const scenarios = {
     const { container: c } = await database.containers.create(
       { id: "c", partitionKey: { paths: ["/pk"] } }, { offerThroughput: 25100 });
     const n = 30;
+    let created;
     for (let i = 0; i < n; i++) {
-      await c.items.create({ id: `i${String(i).padStart(2, "0")}`, pk: `k${i % 10}`, i });
+      created = await c.items.create({ id: `i${String(i).padStart(2, "0")}`, pk: `k${i % 10}`, i });
     }
+    // Issue 26.4: the session token of a write is its range's, and the SDK
+    // keeps one per range by the container's content path.
+    const oneToken = /^\d+:-1#\d+$/.test(created.headers["x-ms-session-token"]);
+    const kept = client.clientContext.sessionContainer.get({ resourceAddress: "/dbs/db/colls/c" });
+    const sessionRanges = kept.split(",").map((t) => t.split(":")[0]).sort();
     const feedRanges = await c.getFeedRanges();
     const perRange = [];
     for (const fr of feedRanges) {
@@ -552,10 +558,13 @@ const scenarios = {
     }
     const whole = c.items.getChangeFeedIterator({ changeFeedStartFrom: ChangeFeedStartFrom.Beginning() });
     const all = [];
+    let lsns = true;
     for (let k = 0; k < 10; k++) {
       const r = await whole.readNext();
       if (r.statusCode === 304) break;
       all.push(...ids(r.result));
+      // Issue 26.3: every document of the change feed has its _lsn.
+      lsns = lsns && r.result.every((d) => Number.isInteger(d._lsn) && d._lsn > 0);
     }
     const q = async (text, opts = {}) => (await c.items.query(text, { forceQueryPlan: true, ...opts }).fetchAll()).resources;
     // A partition key's change feed: the SDK finds its range by the EPK
@@ -580,6 +589,9 @@ const scenarios = {
       offsetLimit: (await q("SELECT VALUE c.i FROM c ORDER BY c.i OFFSET 28 LIMIT 5")),
       byKey,
       pinned,
+      oneToken,
+      sessionRanges,
+      lsns,
       readAll: (await c.items.readAll().fetchAll()).resources.length,
       read: (await c.item("i07", "k7").read()).resource.i,
     };
