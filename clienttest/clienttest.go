@@ -74,6 +74,28 @@ func PythonSDK(tb testing.TB, check string) string {
 	return p
 }
 
+// Java returns the java command and the class path of the Maven project
+// in dir, which .ci/run builds (mvn package dependency:build-classpath:
+// target/classes and target/classpath.txt).
+func Java(tb testing.TB, dir string) (java, classpath string) {
+	tb.Helper()
+	java, err := exec.LookPath("java")
+	if err != nil {
+		Need(tb, "no java on PATH")
+		return "", ""
+	}
+	deps, err := os.ReadFile(filepath.Join(dir, "target", "classpath.txt"))
+	if err != nil {
+		Need(tb, fmt.Sprintf("%s is not built (mvn -f %s package dependency:build-classpath): %v", dir, dir, err))
+		return "", ""
+	}
+	classes, err := filepath.Abs(filepath.Join(dir, "target", "classes"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return java, classes + string(os.PathListSeparator) + strings.TrimSpace(string(deps))
+}
+
 // Node returns node's path when node is installed and every package of
 // pkgs is in the npm folder dir's node_modules (npm ci --prefix dir).
 func Node(tb testing.TB, dir string, pkgs ...string) string {

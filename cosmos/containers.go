@@ -56,6 +56,7 @@ func (s *Server) postContainers(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
+	c.Header("x-ms-alt-content-path", "dbs/"+param(c, "db"))
 	writeResource(c, http.StatusCreated, etagOf(m.Resource), m.Resource, true)
 }
 

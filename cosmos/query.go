@@ -321,7 +321,10 @@ func (s *Server) keyScope(c *gin.Context, ct *container, qr *queryRequest) (scop
 	}
 	switch {
 	case !present:
-		if qr != nil && !strings.EqualFold(c.GetHeader("x-ms-documentdb-query-enablecrosspartition"), "true") {
+		// A query addressed to one partition key range (a client's
+		// pipeline) is not cross-partition.
+		if qr != nil && !strings.EqualFold(c.GetHeader("x-ms-documentdb-query-enablecrosspartition"), "true") &&
+			c.GetHeader("x-ms-documentdb-partitionkeyrangeid") == "" {
 			e := errorf(http.StatusBadRequest, "Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception.")
 			e.substatus = 1004
 			return scope{}, e

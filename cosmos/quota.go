@@ -30,6 +30,9 @@ const (
 func (s *Server) containerReadHeaders(c *gin.Context, r *resource) {
 	h := c.Writer.Header()
 	h.Set(hdrIndexTransformProgress, indexTransformationComplete)
+	// The container's parent by name: the Java SDK's container cache makes
+	// the container's link of it (and its change feed needs that link).
+	h.Set("x-ms-alt-content-path", "dbs/"+r.en.Parent)
 	if !strings.EqualFold(c.GetHeader(hdrPopulateQuotaInfo), "true") {
 		return
 	}

@@ -159,6 +159,13 @@ func newRID(prefix []byte, n int) []byte {
 	rand.Read(b[len(prefix):])
 	// The service's ids never have a zero first byte in a new part.
 	b[len(prefix)] |= 1
+	if len(prefix) == 4 && n == 4 {
+		// A container's: the top bit of its first byte is set. The SDKs
+		// read an 8-byte _rid without it as a user's (the Java SDK's
+		// ResourceId then finds no container in it, and asks for the
+		// container's partition key ranges at the database's _rid).
+		b[4] |= 0x80
+	}
 	return b
 }
 

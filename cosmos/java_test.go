@@ -1,0 +1,77 @@
+package cosmos_test
+
+import (
+	"testing"
+
+	"github.com/lapse-emulator/lapse/clienttest"
+	"github.com/lapse-emulator/lapse/cosmos"
+)
+
+// The Java SDK (azure-cosmos 4.x, gateway mode) against the server: each
+// scenario of testdata/java (lapse.Scenarios) runs against a fresh server
+// and prints one JSON line, checked here (issue 26).
+
+// javaDir is the Maven project of the Java scenarios.
+const javaDir = "testdata/java"
+
+func runJavaScenario(t *testing.T, name string) []byte {
+	t.Helper()
+	java, cp := clienttest.Java(t, javaDir)
+	f := MustServer(t)
+	// The Java SDK talks HTTPS only; its emulator switch trusts the
+	// emulator's certificate (lapse's here) at the host it names.
+	env := []string{"COSMOS_ENDPOINT=" + f.endpoint, "COSMOS_KEY=" + cosmos.EmulatorKey,
+		"COSMOS_EMULATOR_HOST=127.0.0.1", "COSMOS_EMULATOR_SERVER_CERTIFICATE_VALIDATION_DISABLED=true"}
+	stdout, _ := runProgram(t, f, javaDir, env, java, "-cp", cp, "lapse.Scenarios", name)
+	return scenarioLine(t, name, stdout)
+}
+
+func TestJavaClient_CRUD(t *testing.T) {
+	type crud struct {
+		Read, ReadOtherPartition, CreateDuplicate, Replaced, ReadDeleted int
+		Partition                                                        []string
+	}
+	checkLine(t, runJavaScenario(t, "crud"), crud{
+		Read: 4, ReadOtherPartition: 404, CreateDuplicate: 409, Replaced: 40, ReadDeleted: 404,
+		Partition: []string{"i01", "i04", "i07", "i10", "new"},
+	})
+}
+
+// Issue 26.1: the Java SDK runs cross-partition queries in its own
+// pipeline, from the plan the gateway gives.
+func TestIssue26_1_JavaCrossPartitionQueries(t *testing.T) {
+	type queries struct {
+		OrderBy           []string
+		Count             []int
+		Sum, Avg          []float64 // the SDK sums in doubles
+		Min               []int
+		Max               []string
+		GroupBy, Distinct int
+		OffsetLimit, Top  []string
+		Params            []string
+		Pages             []int
+	}
+	checkLine(t, runJavaScenario(t, "queries"), queries{
+		OrderBy: []string{"i11", "i10", "i09", "i08", "i07", "i06", "i05", "i04", "i03", "i02", "i01", "i00"},
+		Count:   []int{12}, Sum: []float64{36}, Avg: []float64{5.5}, Min: []int{5}, Max: []string{"i11"},
+		GroupBy: 3, Distinct: 2,
+		OffsetLimit: []string{"i03", "i04", "i05", "i06"},
+		Top:         []string{"i11", "i10", "i09"},
+		Params:      []string{"i10", "i11"},
+		Pages:       []int{3, 3},
+	})
+}
+
+// Issue 26.2: several partition key ranges, as the Java SDK sees them.
+func TestIssue26_2_JavaRanges(t *testing.T) {
+	type ranges struct {
+		FeedRanges, PerRange, RangesUsed int
+		OrderBy, Count, Top, OffsetLimit []int
+		Groups, All                      int
+	}
+	checkLine(t, runJavaScenario(t, "ranges"), ranges{
+		FeedRanges: 3, PerRange: 30, RangesUsed: 3,
+		OrderBy: []int{29, 28, 27, 26, 25}, Count: []int{30}, Top: []int{0, 1, 2}, OffsetLimit: []int{28, 29},
+		Groups: 10, All: 30,
+	})
+}

@@ -1,0 +1,188 @@
+package lapse;
+
+import com.azure.cosmos.ConsistencyLevel;
+import com.azure.cosmos.CosmosClient;
+import com.azure.cosmos.CosmosClientBuilder;
+import com.azure.cosmos.CosmosContainer;
+import com.azure.cosmos.CosmosDatabase;
+import com.azure.cosmos.CosmosException;
+import com.azure.cosmos.models.CosmosChangeFeedRequestOptions;
+import com.azure.cosmos.models.CosmosContainerProperties;
+import com.azure.cosmos.models.CosmosItemRequestOptions;
+import com.azure.cosmos.models.CosmosQueryRequestOptions;
+import com.azure.cosmos.models.FeedRange;
+import com.azure.cosmos.models.FeedResponse;
+import com.azure.cosmos.models.PartitionKey;
+import com.azure.cosmos.models.SqlParameter;
+import com.azure.cosmos.models.SqlQuerySpec;
+import com.azure.cosmos.models.ThroughputProperties;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * Scenarios that drive lapse's Cosmos DB front-end with the Java SDK
+ * (azure-cosmos 4.x) in gateway mode, unmodified but for the endpoint and
+ * key. cosmos/java_test.go runs one scenario per run against a fresh server
+ * and checks the one JSON line it prints, {"scenario": NAME, ...what it
+ * saw}; a failure ends the run with its stack trace on stderr and a non-zero
+ * exit status.
+ *
+ * <pre>java -cp ... lapse.Scenarios SCENARIO</pre>
+ *
+ * The endpoint comes from COSMOS_ENDPOINT, the key from COSMOS_KEY.
+ */
+public final class Scenarios {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private Scenarios() {}
+
+    public static void main(String[] args) throws Exception {
+        String name = args[0];
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("scenario", name);
+        try (CosmosClient client = new CosmosClientBuilder()
+                .endpoint(System.getenv("COSMOS_ENDPOINT"))
+                .key(System.getenv("COSMOS_KEY"))
+                .gatewayMode()
+                .consistencyLevel(ConsistencyLevel.SESSION)
+                .buildClient()) {
+            switch (name) {
+                case "crud" -> crud(client, out);
+                case "queries" -> queries(client, out);
+                case "ranges" -> ranges(client, out);
+                default -> throw new IllegalArgumentException("no scenario " + name);
+            }
+        }
+        System.out.println(JSON.writeValueAsString(out));
+        System.exit(0);
+    }
+
+    /** The HTTP status of the error f raises, 0 when it raises none. */
+    private static int status(Runnable f) {
+        try {
+            f.run();
+        } catch (CosmosException e) {
+            return e.getStatusCode();
+        }
+        return 0;
+    }
+
+    private static ObjectNode item(String id, String pk, int i) {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("id", id);
+        o.put("pk", pk);
+        o.put("i", i);
+        o.put("parity", i % 2 == 1 ? "odd" : "even");
+        return o;
+    }
+
+    /** A container of items i00..i11: i 0..11, pk p0..p2 (i mod 3), parity. */
+    private static CosmosContainer seeded(CosmosClient client, ThroughputProperties throughput, int n, int keys) {
+        client.createDatabase("db");
+        CosmosDatabase db = client.getDatabase("db");
+        CosmosContainerProperties props = new CosmosContainerProperties("c", "/pk");
+        if (throughput != null) {
+            db.createContainer(props, throughput);
+        } else {
+            db.createContainer(props);
+        }
+        CosmosContainer c = db.getContainer("c");
+        for (int i = 0; i < n; i++) {
+            c.createItem(item(String.format("i%02d", i), (keys == 3 ? "p" : "k") + (i % keys), i));
+        }
+        return c;
+    }
+
+    private static List<JsonNode> query(CosmosContainer c, String text) {
+        List<JsonNode> out = new ArrayList<>();
+        c.queryItems(text, new CosmosQueryRequestOptions(), JsonNode.class).forEach(out::add);
+        return out;
+    }
+
+    private static List<Object> values(List<JsonNode> rows) {
+        List<Object> out = new ArrayList<>();
+        for (JsonNode r : rows) {
+            out.add(r.isObject() && r.has("id") ? r.get("id").asText() : JSON.convertValue(r, Object.class));
+        }
+        return out;
+    }
+
+    static void crud(CosmosClient client, Map<String, Object> out) {
+        CosmosContainer c = seeded(client, null, 12, 3);
+        out.put("read", c.readItem("i04", new PartitionKey("p1"), JsonNode.class).getItem().get("i").asInt());
+        out.put("readOtherPartition", status(() -> c.readItem("i04", new PartitionKey("p0"), JsonNode.class)));
+        out.put("createDuplicate", status(() -> c.createItem(item("i04", "p1", 4))));
+        c.replaceItem(item("i04", "p1", 40), "i04", new PartitionKey("p1"), new CosmosItemRequestOptions());
+        out.put("replaced", c.readItem("i04", new PartitionKey("p1"), JsonNode.class).getItem().get("i").asInt());
+        c.upsertItem(item("new", "p1", 99));
+        c.deleteItem("i05", new PartitionKey("p2"), new CosmosItemRequestOptions());
+        out.put("readDeleted", status(() -> c.readItem("i05", new PartitionKey("p2"), JsonNode.class)));
+        CosmosQueryRequestOptions inP1 = new CosmosQueryRequestOptions().setPartitionKey(new PartitionKey("p1"));
+        List<Object> ids = new ArrayList<>();
+        c.queryItems("SELECT * FROM c", inP1, JsonNode.class).forEach(r -> ids.add(r.get("id").asText()));
+        ids.sort(null);
+        out.put("partition", ids);
+    }
+
+    static void queries(CosmosClient client, Map<String, Object> out) {
+        CosmosContainer c = seeded(client, null, 12, 3);
+        Map<String, Supplier<Object>> qs = new LinkedHashMap<>();
+        qs.put("orderBy", () -> values(query(c, "SELECT * FROM c ORDER BY c.i DESC")));
+        qs.put("count", () -> values(query(c, "SELECT VALUE COUNT(1) FROM c")));
+        qs.put("sum", () -> values(query(c, "SELECT VALUE SUM(c.i) FROM c WHERE c.parity = 'odd'")));
+        qs.put("avg", () -> values(query(c, "SELECT VALUE AVG(c.i) FROM c")));
+        qs.put("min", () -> values(query(c, "SELECT VALUE MIN(c.i) FROM c WHERE c.i > 4")));
+        qs.put("max", () -> values(query(c, "SELECT VALUE MAX(c.id) FROM c")));
+        qs.put("groupBy", () -> query(c, "SELECT c.pk, COUNT(1) AS n FROM c GROUP BY c.pk").size());
+        qs.put("distinct", () -> query(c, "SELECT DISTINCT VALUE c.parity FROM c").size());
+        qs.put("offsetLimit", () -> values(query(c, "SELECT * FROM c ORDER BY c.i OFFSET 3 LIMIT 4")));
+        qs.put("top", () -> values(query(c, "SELECT TOP 3 * FROM c ORDER BY c.i DESC")));
+        for (Map.Entry<String, Supplier<Object>> q : qs.entrySet()) {
+            out.put(q.getKey(), q.getValue().get());
+        }
+        SqlQuerySpec spec = new SqlQuerySpec("SELECT * FROM c WHERE c.i >= @min ORDER BY c.i",
+                List.of(new SqlParameter("@min", 10)));
+        List<Object> params = new ArrayList<>();
+        c.queryItems(spec, new CosmosQueryRequestOptions(), JsonNode.class).forEach(r -> params.add(r.get("id").asText()));
+        out.put("params", params);
+        List<Integer> pages = new ArrayList<>();
+        for (FeedResponse<JsonNode> p : c.queryItems("SELECT * FROM c WHERE c.parity = 'even'",
+                new CosmosQueryRequestOptions(), JsonNode.class).iterableByPage(3)) {
+            pages.add(p.getResults().size());
+        }
+        out.put("pages", pages);
+    }
+
+    static void ranges(CosmosClient client, Map<String, Object> out) {
+        CosmosContainer c = seeded(client, ThroughputProperties.createManualThroughput(25100), 30, 10);
+        List<FeedRange> ranges = c.getFeedRanges();
+        out.put("feedRanges", ranges.size());
+        int total = 0;
+        int used = 0;
+        for (FeedRange r : ranges) {
+            int n = 0;
+            for (FeedResponse<JsonNode> p : c.queryChangeFeed(
+                    CosmosChangeFeedRequestOptions.createForProcessingFromBeginning(r), JsonNode.class).iterableByPage()) {
+                n += p.getResults().size();
+            }
+            total += n;
+            if (n > 0) {
+                used++;
+            }
+        }
+        out.put("perRange", total);
+        out.put("rangesUsed", used);
+        out.put("orderBy", values(query(c, "SELECT VALUE c.i FROM c ORDER BY c.i DESC")).subList(0, 5));
+        out.put("count", values(query(c, "SELECT VALUE COUNT(1) FROM c")));
+        out.put("top", values(query(c, "SELECT TOP 3 VALUE c.i FROM c ORDER BY c.i")));
+        out.put("offsetLimit", values(query(c, "SELECT VALUE c.i FROM c ORDER BY c.i OFFSET 28 LIMIT 5")));
+        out.put("groups", query(c, "SELECT c.pk, COUNT(1) AS n FROM c GROUP BY c.pk").size());
+        out.put("all", query(c, "SELECT * FROM c").size());
+    }
+}
