@@ -128,3 +128,38 @@ func TestQuickstartPython(t *testing.T) {
 		t.Errorf("printed %q, want %q", got, want)
 	}
 }
+
+// quickstartGear is what the programs of the Python and Java quickstarts'
+// flow print.
+const quickstartGear = `ready: outfitter/gear
+upserted g1 (ridge tent)
+upserted g2 (canister stove)
+upserted g3 (wood stove)
+read g1: ridge tent, 4 left
+stoves, page 1: g2 canister stove
+stoves, page 2: g3 wood stove
+`
+
+func TestQuickstartPython4(t *testing.T) {
+	// issue 26: the azure-cosmos 4.x program, over HTTPS with the
+	// emulator's certificate trusted as the quickstart's users trust it.
+	python := clienttest.PythonSDK(t, "import azure.cosmos; assert azure.cosmos.__version__.startswith('4.')")
+	f := MustServer(t)
+	stdout, _ := runProgram(t, f, quickstartDir, []string{"COSMOS_ENDPOINT=" + localhostEndpoint(f),
+		"COSMOS_KEY=" + cosmos.EmulatorKey, "REQUESTS_CA_BUNDLE=" + MustCertFile(t, f)}, python, "gear.py")
+	if diff := cmp.Diff(quickstartGear, string(stdout)); diff != "" {
+		t.Errorf("gear.py printed (-want +got):\n%s", diff)
+	}
+}
+
+func TestQuickstartJava(t *testing.T) {
+	// issue 26: the Java SDK's program, in gateway mode, over HTTPS with
+	// the SDK's emulator switch trusting the emulator's certificate.
+	java, cp := clienttest.Java(t, javaDir)
+	f := MustServer(t)
+	stdout, _ := runProgram(t, f, javaDir, []string{"COSMOS_ENDPOINT=" + localhostEndpoint(f), "COSMOS_KEY=" + cosmos.EmulatorKey,
+		"COSMOS_EMULATOR_SERVER_CERTIFICATE_VALIDATION_DISABLED=true"}, java, "-cp", cp, "lapse.Quickstart")
+	if diff := cmp.Diff(quickstartGear, string(stdout)); diff != "" {
+		t.Errorf("lapse.Quickstart printed (-want +got):\n%s", diff)
+	}
+}
