@@ -142,7 +142,12 @@ func readPartitionKeyDef(o *query.Object) (*pkDef, error) {
 	if !ok {
 		return nil, errorf(http.StatusBadRequest, "The partition key definition is invalid.")
 	}
-	d := &pkDef{Kind: "Hash"}
+	d := &pkDef{Kind: "Hash", Version: 1}
+	if v, ok := po.Get("version"); ok {
+		if n, ok := v.(float64); ok && n == 2 {
+			d.Version = 2
+		}
+	}
 	if k, ok := getString(po, "kind"); ok {
 		d.Kind = k
 	} else {
@@ -299,7 +304,7 @@ func (s *Server) getPartitionKeyRanges(c *gin.Context) {
 		return
 	}
 	ct := &container{resource: r}
-	bounds := rangeBounds(ct.ranges())
+	bounds := ct.bounds()
 	rows := make([][]byte, 0, len(bounds)-1)
 	dbSelf := "dbs/" + ridText(r.meta.RID[:4]) + "/colls/" + r.rid() + "/pkranges/"
 	for i := 0; i+1 < len(bounds); i++ {

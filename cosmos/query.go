@@ -243,9 +243,9 @@ type scope struct {
 	all     bool
 	partial bool
 	// rng, when not nil, is the range of EPKs a request addressed to one
-	// partition key range reads (ranges.go); multi says how to hash.
+	// partition key range reads (ranges.go); def says how to hash.
 	rng   *epkRange
-	multi bool
+	def   *pkDef
 	epks  map[string]bool // rng.holds by group, as worked out
 }
 
@@ -260,7 +260,7 @@ func (sc *scope) holds(group string) bool {
 	}
 	in, ok := sc.epks[group]
 	if !ok {
-		in = sc.rng.holds(effectivePK(keyOfGroup(group), sc.multi))
+		in = sc.rng.holds(epkOf(sc.def, keyOfGroup(group)))
 		if sc.epks == nil {
 			sc.epks = map[string]bool{}
 		}
@@ -283,7 +283,7 @@ func (s *Server) itemScope(c *gin.Context, ct *container, qr *queryRequest) (sco
 	}
 	if ok {
 		sc.rng = &r
-		sc.multi = ct.meta.PartitionKey != nil && strings.EqualFold(ct.meta.PartitionKey.Kind, "MultiHash")
+		sc.def = ct.meta.PartitionKey
 	}
 	return sc, nil
 }
@@ -533,15 +533,14 @@ func (s *Server) planRange(c *gin.Context, ct *container, qr *queryRequest) quer
 		return all
 	}
 	sc, err := s.keyScope(c, ct, qr)
-	multi := strings.EqualFold(def.Kind, "MultiHash")
 	switch {
 	case err != nil || sc.all:
 		return all
 	case sc.partial:
-		e := effectivePK(sc.pk, multi)
+		e := epkOf(def, sc.pk)
 		return queryRange{Min: e, Max: e + epkMax, MinInclusive: true}
 	}
-	e := effectivePK(sc.pk, multi)
+	e := epkOf(def, sc.pk)
 	return queryRange{Min: e, Max: e, MinInclusive: true, MaxInclusive: true}
 }
 

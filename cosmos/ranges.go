@@ -85,6 +85,27 @@ func effectivePK(pk partitionKey, multi bool) string {
 	if !multi {
 		return hashV2(pk)
 	}
+	return multiEPK(pk)
+}
+
+// epkOf is the EPK of partition key pk in a container of definition def:
+// version 2 or MultiHash as effectivePK, version 1 (a definition without
+// a version) by the first version's hash (hashV1).
+func epkOf(def *pkDef, pk partitionKey) string {
+	switch {
+	case def == nil:
+		return hashV2(pk)
+	case strings.EqualFold(def.Kind, "MultiHash"):
+		return multiEPK(pk)
+	case def.Version == 1 && len(pk) == 1:
+		return hashV1(pk[0])
+	}
+	return hashV2(pk)
+}
+
+// multiEPK is a hierarchical key's EPK: its components' version 2 EPKs,
+// one after another.
+func multiEPK(pk partitionKey) string {
 	var b strings.Builder
 	for _, v := range pk {
 		b.WriteString(hashV2(partitionKey{v}))
@@ -102,6 +123,122 @@ const (
 	markString    = 0x08
 	markEnd       = 0xFF
 )
+
+// hashV1 is the EPK of a key value by the first version of the partition
+// key definition: MurmurHash3 x86 32 of the value's binary encoding (a
+// string cut to 100 characters, ended by a zero), then that hash and the
+// value, each in the ordered binary encoding (number, string), in
+// upper-case hex.
+func hashV1(v any) string {
+	var in []byte
+	switch v := v.(type) {
+	case string:
+		in = append(in, markString)
+		in = append(in, truncateChars(v, 100)...)
+		in = append(in, markUndefined)
+	case float64:
+		in = append(in, markNumber)
+		in = binary.LittleEndian.AppendUint64(in, math.Float64bits(v))
+	case bool:
+		in = append(in, boolMark(v))
+	case nil:
+		in = append(in, markNull)
+	default:
+		in = append(in, markUndefined)
+	}
+	out := appendOrderedNumber(nil, float64(murmur3.Sum32(in)))
+	switch v := v.(type) {
+	case string:
+		out = appendOrderedString(out, truncateChars(v, 100))
+	case float64:
+		out = appendOrderedNumber(out, v)
+	case bool:
+		out = append(out, boolMark(v))
+	case nil:
+		out = append(out, markNull)
+	default:
+		out = append(out, markUndefined)
+	}
+	return strings.ToUpper(hex.EncodeToString(out))
+}
+
+func boolMark(b bool) byte {
+	if b {
+		return markTrue
+	}
+	return markFalse
+}
+
+// truncateChars cuts s to n characters (UTF-16 code units, as the SDKs
+// count them).
+func truncateChars(s string, n int) string {
+	units := 0
+	for i, r := range s {
+		w := 1
+		if r > 0xFFFF {
+			w = 2
+		}
+		if units+w > n {
+			return s[:i]
+		}
+		units += w
+	}
+	return s
+}
+
+// appendOrderedNumber appends the ordered binary encoding of number f:
+// its marker, then its bits made to sort as numbers do, seven at a time
+// after the first byte, each with a continuation bit.
+func appendOrderedNumber(b []byte, f float64) []byte {
+	bits := math.Float64bits(f)
+	if bits < 1<<63 {
+		bits ^= 1 << 63
+	} else {
+		bits = ^bits + 1
+	}
+	b = append(b, markNumber, byte(bits>>56))
+	bits <<= 8
+	var last byte
+	first := true
+	for {
+		if !first && last != 0 {
+			b = append(b, last)
+		}
+		first = false
+		last = byte(bits>>56) | 0x01
+		bits <<= 7
+		if bits == 0 {
+			break
+		}
+	}
+	if last&0xFE != 0 {
+		b = append(b, last&0xFE)
+	}
+	return b
+}
+
+// appendOrderedString appends the ordered binary encoding of string s:
+// its marker, its UTF-8 bytes each one more (0xFF kept), at most 101 of
+// them, and a zero after a short one.
+func appendOrderedString(b []byte, s string) []byte {
+	b = append(b, markString)
+	short := len([]rune(s)) <= 100
+	n := len(s)
+	if !short && n > 101 {
+		n = 101
+	}
+	for i := 0; i < n; i++ {
+		c := s[i]
+		if c < 0xFF {
+			c++
+		}
+		b = append(b, c)
+	}
+	if short {
+		b = append(b, markUndefined)
+	}
+	return b
+}
 
 func hashV2(pk partitionKey) string {
 	var buf []byte
@@ -160,7 +297,7 @@ func (ct *container) requestRange(c *gin.Context) (r epkRange, ok bool, err erro
 	if i := strings.LastIndexByte(id, ','); i >= 0 {
 		id = id[i+1:]
 	}
-	bounds := rangeBounds(ct.ranges())
+	bounds := ct.bounds()
 	n, convErr := strconv.Atoi(id)
 	if convErr != nil || n < 0 || n >= len(bounds)-1 {
 		e := errorf(http.StatusGone, "The partition key range %s is gone: the container's ranges are 0 to %d.", id, len(bounds)-2)
@@ -183,11 +320,27 @@ func (ct *container) rangeOf(group string) int {
 	if n == 1 {
 		return 0
 	}
-	multi := ct.meta.PartitionKey != nil && strings.EqualFold(ct.meta.PartitionKey.Kind, "MultiHash")
-	epk := effectivePK(keyOfGroup(group), multi)
-	bounds := rangeBounds(n)
+	epk := epkOf(ct.meta.PartitionKey, keyOfGroup(group))
+	bounds := ct.bounds()
 	// the last range whose lower bound is at most epk
 	return sort.Search(n, func(i int) bool { return bounds[i+1] > epk })
+}
+
+// bounds are the bounds of ct's ranges, in the EPK space of its
+// definition: a version 1 definition's EPKs begin with the ordered
+// encoding of a 32-bit hash, so its ranges cut that number's span.
+func (ct *container) bounds() []string {
+	n := ct.ranges()
+	def := ct.meta.PartitionKey
+	if def == nil || def.Version != 1 || strings.EqualFold(def.Kind, "MultiHash") || n == 1 {
+		return rangeBounds(n)
+	}
+	out := []string{""}
+	for i := 1; i < n; i++ {
+		h := float64(uint64(i) * (1 << 32) / uint64(n))
+		out = append(out, strings.ToUpper(hex.EncodeToString(appendOrderedNumber(nil, h))))
+	}
+	return append(out, epkMax)
 }
 
 // ranges is how many partition key ranges ct has.

@@ -30,6 +30,23 @@ func TestIssue26_2_EffectivePartitionKeys(t *testing.T) {
 			t.Errorf("EPK of %v: %s, want %s", tc.pk, got, tc.want)
 		}
 	}
+	// The first version's hash, as the JS SDK's hashV1PartitionKey gives it.
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{"p0", "05C1CD3FDB575008713100"},
+		{"", "05C1CF33970FF80800"},
+		{5.0, "05C1D9C1C5517C05C014"},
+		{-3.0, "05C1C17F27ADE8053FF8"},
+		{true, "05C1D7C5A903D803"},
+		{nil, "05C1ED45D7475601"},
+		{"héllo wörld", "05C1EF7159DB360869C4AA6D6D702178C4B7736D6500"},
+	} {
+		if got := epkOf(&pkDef{Kind: "Hash", Version: 1}, partitionKey{tc.v}); got != tc.want {
+			t.Errorf("version 1 EPK of %v: %s, want %s", tc.v, got, tc.want)
+		}
+	}
 	// A group's key reads back.
 	if got := keyOfGroup(partitionKey{"a", 2.0, nil}.canon()); !cmp.Equal(got, partitionKey{"a", 2.0, nil}) {
 		t.Errorf("keyOfGroup: %v", got)

@@ -49,6 +49,9 @@ type meta struct {
 type pkDef struct {
 	Paths []string `json:"paths"`
 	Kind  string   `json:"kind"`
+	// Version is the definition's hashing version: 2, or 1 when the client
+	// gave none, as the service takes it (ranges.go).
+	Version int `json:"version,omitempty"`
 	// split holds each path's segments, unescaped.
 	split [][]string
 }
