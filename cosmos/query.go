@@ -244,9 +244,9 @@ type scope struct {
 	partial bool
 	// rng, when not nil, is the range of EPKs a request addressed to one
 	// partition key range reads (ranges.go); def says how to hash.
-	rng   *epkRange
-	def   *pkDef
-	epks  map[string]bool // rng.holds by group, as worked out
+	rng  *epkRange
+	def  *pkDef
+	epks map[string]bool // rng.holds by group, as worked out
 }
 
 // holds reports whether the items of group are in scope: under its
