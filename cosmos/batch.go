@@ -123,10 +123,10 @@ func readBatch(c *gin.Context) ([]batchOp, error) {
 		return nil, errorf(http.StatusBadRequest, "The batch request body must be a JSON array of operations.")
 	}
 	if len(arr) == 0 {
-		return nil, errorf(http.StatusBadRequest, "The batch request did not have any operations to be executed.")
+		return nil, errorf(http.StatusBadRequest, "Batch request has no operations.")
 	}
 	if len(arr) > maxBatchOps {
-		return nil, errorf(http.StatusBadRequest, "The batch request has %d operations; a batch may have at most %d.", len(arr), maxBatchOps)
+		return nil, errorf(http.StatusBadRequest, "Batch request has more operations than what is supported.")
 	}
 	ops := make([]batchOp, len(arr))
 	for i, x := range arr {
@@ -198,10 +198,12 @@ func (s *Server) plan(ct *container, pk partitionKey, ops []batchOp, now time.Ti
 		results[i] = res.result
 		key := itemKey(canon, op.id)
 		if res.put != nil {
-			if j, ok := written[key]; ok {
+			// under the key it is written at: a replace's new id renames
+			putKey := res.put.Key
+			if j, ok := written[putKey]; ok {
 				puts[j] = *res.put
 			} else {
-				written[key] = len(puts)
+				written[putKey] = len(puts)
 				puts = append(puts, *res.put)
 			}
 		}
@@ -261,10 +263,23 @@ func (s *Server) planOp(ct *container, pk partitionKey, op batchOp, state func(s
 			if err != nil {
 				return planned{}, err
 			}
-			if d.id != op.id {
-				return planned{}, errorf(http.StatusBadRequest, "The id in the document, '%s', is not the id of the operation, '%s'.", d.id, op.id)
+			if d.id == op.id {
+				return s.planWrite(ct, d, st, http.StatusOK, now)
 			}
-			return s.planWrite(ct, d, st, http.StatusOK, now)
+			// Another id renames the item, as a replace does (items.go).
+			to := state(d.id)
+			if to.exists {
+				return planned{}, errConflict()
+			}
+			to.rid = st.rid
+			to.exists = true
+			p, err := s.planWrite(ct, d, to, http.StatusOK, now)
+			if err != nil {
+				return planned{}, err
+			}
+			st.exists, st.body, st.etag = false, nil, ""
+			p.remove = true
+			return p, nil
 		}
 		pr, err := readPatch(op.body)
 		if err != nil {

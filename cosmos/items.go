@@ -354,11 +354,7 @@ func (s *Server) replaceItem(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	if d.id != param(c, "id") {
-		s.writeError(c, errorf(http.StatusBadRequest, "The id in the document, '%s', is not the id in the URL, '%s'.", d.id, param(c, "id")))
-		return
-	}
-	it, etag, err := s.replace(c, ct, d, c.GetHeader("If-Match"))
+	it, etag, err := s.replace(c, ct, d, param(c, "id"), c.GetHeader("If-Match"))
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -371,17 +367,31 @@ func (s *Server) replaceItem(c *gin.Context) {
 
 // replace writes d over the stored item of its key, which must exist and
 // match ifMatchETag.
-func (s *Server) replace(c *gin.Context, ct *container, d *doc, ifMatchETag string) (core.Item, string, error) {
-	key := itemKey(d.pk.canon(), d.id)
+//
+// The item replaced is the one of id old; a document whose id is another
+// renames it, as the service does: the item keeps its _rid under its new
+// id, and a new id another item has is the service's 409.
+func (s *Server) replace(c *gin.Context, ct *container, d *doc, old, ifMatchETag string) (core.Item, string, error) {
+	key := itemKey(d.pk.canon(), old)
+	newKey := itemKey(d.pk.canon(), d.id)
 	var etag string
 	out, commit, err := s.change(ct, func(now time.Time, read reader) ([]string, []core.Item, error) {
 		_, rid, err := stored(read, key, ifMatchETag)
 		if err != nil {
 			return nil, nil, err
 		}
+		var removes []string
+		if newKey != key {
+			if _, taken, err := read(newKey); err != nil {
+				return nil, nil, err
+			} else if taken {
+				return nil, nil, errorf(http.StatusConflict, "Entity with the specified id already exists in the system.")
+			}
+			removes = []string{key}
+		}
 		var put core.Item
 		put, etag, err = s.prepare(ct, d, rid, now)
-		return nil, []core.Item{put}, err
+		return removes, []core.Item{put}, err
 	})
 	if err == nil {
 		err = commit.Wait(c.Request.Context())

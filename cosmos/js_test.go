@@ -358,10 +358,10 @@ func TestJSClient_Scenarios(t *testing.T) {
 			Pages:                []int{3, 3},
 		}},
 		{name: "ranges", want: ranges{
-			FeedRanges: 3, PerRangeTotal: 30, RangesUsed: 3, ChangeFeed: 30,
+			FeedRanges: 5, PerRangeTotal: 30, RangesUsed: 4, ChangeFeed: 30,
 			OrderBy: []int{29, 28, 27, 26, 25}, Count: []int{30}, Max: []int{29}, Groups: 10,
 			Top: []int{0, 1, 2}, OffsetLimit: []int{28, 29}, ByKey: []int{3, 3, 3, 3, 3, 3, 3, 3, 3, 3}, Pinned: []int{3, 3, 3, 3, 3, 3, 3, 3, 3, 3},
-			ReadAll: 30, Read: 7, OneToken: true, LSNs: true, SessionRanges: []string{"0", "1", "2"},
+			ReadAll: 30, Read: 7, OneToken: true, LSNs: true, SessionRanges: []string{"0", "1", "3", "4"},
 		}},
 		// issue 13.12: full-text search through @azure/cosmos, across
 		// partitions: t1 has "mountain" twice and a bicycle; t0 alone has

@@ -41,7 +41,7 @@ func TestIssue26_2_Python4Ranges(t *testing.T) {
 		All                              int
 	}
 	checkLine(t, runPython4Scenario(t, "ranges"), ranges{
-		FeedRanges: 3, PerRange: 30, RangesUsed: 3,
+		FeedRanges: 5, PerRange: 30, RangesUsed: 5,
 		OrderBy: []int{29, 28, 27, 26, 25}, Count: []int{30}, Min: []int{0}, Top: []int{0, 1, 2},
 		Distinct: 10, OffsetLimit: []int{28, 29}, All: 30,
 	})

@@ -306,8 +306,10 @@ func (s *Server) keyScope(c *gin.Context, ct *container, qr *queryRequest) (scop
 	if !present && def != nil && eq != nil {
 		pinned := make(partitionKey, 0, def.paths())
 		for _, p := range def.Paths {
+			// The gateway routes by a filter's key value, but not by null:
+			// such a query is cross-partition (the Python SDK's tests).
 			v, ok := eq[p]
-			if !ok {
+			if !ok || v == nil {
 				break
 			}
 			pinned = append(pinned, v)

@@ -24,15 +24,19 @@ import (
 // query pipelines, feed ranges and change feed send to one range
 // (x-ms-documentdb-partitionkeyrangeid, x-ms-start-epk, x-ms-end-epk).
 
-// rangesPerThroughput is the throughput a physical partition serves: the
-// service gives a new container one partition per 10,000 RU/s.
-const rangesPerThroughput = 10000
+// A new container's physical partitions, as the service makes them: one
+// up to 10,000 RU/s (what one partition serves), else one per 6,000 RU/s,
+// rounded up (30,000 RU/s make 5, 12,000 make 2, as the SDKs' own tests
+// expect of the emulator).
+const (
+	onePartitionThroughput = 10000
+	rangesPerThroughput    = 6000
+)
 
 // rangeCount is how many partition key ranges a new container with
-// throughput offer gets: one per 10,000 RU/s of its own (manual, or the
-// autoscale maximum), at least one, at most limit (the official
-// emulator's /PartitionCount). A container on its database's throughput
-// has one.
+// throughput offer gets from its own throughput (manual, or the autoscale
+// maximum), at most limit (the official emulator's /PartitionCount). A
+// container on its database's throughput has one.
 func rangeCount(offer *offerState, limit int) int {
 	if offer == nil {
 		return 1
@@ -40,6 +44,9 @@ func rangeCount(offer *offerState, limit int) int {
 	ru := offer.Throughput
 	if offer.AutoscaleMax > ru {
 		ru = offer.AutoscaleMax
+	}
+	if ru <= onePartitionThroughput {
+		return 1
 	}
 	n := (ru + rangesPerThroughput - 1) / rangesPerThroughput
 	return max(1, min(n, limit))
@@ -49,14 +56,16 @@ func rangeCount(offer *offerState, limit int) int {
 const epkMax = "FF"
 
 // rangeBounds returns the n+1 bounds of n ranges that split the EPK space
-// evenly: "", then the hashes' space (their first two bits are zero) cut
-// in n equal parts, then "FF".
+// evenly, as the emulator splits it: "", then multiples of the hashes'
+// largest value (their first two bits are zero) divided by n, then "FF"
+// (for 5 ranges, "0CCC...CCC", "1999...998", ...; the SDKs' own tests
+// expect those).
 func rangeBounds(n int) []string {
 	out := []string{""}
-	space := new(big.Int).Lsh(big.NewInt(1), 126)
+	largest := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 126), big.NewInt(1))
+	step := new(big.Int).Div(largest, big.NewInt(int64(n)))
 	for i := 1; i < n; i++ {
-		b := new(big.Int).Mul(space, big.NewInt(int64(i)))
-		b.Div(b, big.NewInt(int64(n)))
+		b := new(big.Int).Mul(step, big.NewInt(int64(i)))
 		out = append(out, strings.ToUpper(leftPad(b.Text(16), 32)))
 	}
 	return append(out, epkMax)

@@ -53,9 +53,9 @@ func TestIssue26_2_EffectivePartitionKeys(t *testing.T) {
 	}
 }
 
-// Issue 26.2: a container has a range per 10,000 RU/s of its own
-// throughput, within the partition count, and the ranges split the EPK
-// space with no gap.
+// Issue 26.2: a container has one range up to 10,000 RU/s of its own
+// throughput, else one per 6,000, within the partition count, and the
+// ranges split the EPK space with no gap.
 func TestIssue26_2_RangeCountAndBounds(t *testing.T) {
 	for _, tc := range []struct {
 		offer *offerState
@@ -66,17 +66,22 @@ func TestIssue26_2_RangeCountAndBounds(t *testing.T) {
 		{&offerState{Throughput: 400}, 25, 1},
 		{&offerState{Throughput: 10000}, 25, 1},
 		{&offerState{Throughput: 10100}, 25, 2},
-		{&offerState{Throughput: 25100}, 25, 3},
-		{&offerState{Throughput: 1000, AutoscaleMax: 40000}, 25, 4},
+		{&offerState{Throughput: 12000}, 25, 2},
+		{&offerState{Throughput: 25100}, 25, 5},
+		{&offerState{Throughput: 30000}, 25, 5},
+		{&offerState{Throughput: 1000, AutoscaleMax: 40000}, 25, 7},
 		{&offerState{Throughput: 1000000}, 25, 25},
 	} {
 		if got := rangeCount(tc.offer, tc.limit); got != tc.want {
 			t.Errorf("rangeCount(%+v, %d) = %d, want %d", tc.offer, tc.limit, got, tc.want)
 		}
 	}
-	b := rangeBounds(4)
-	want := []string{"", "10000000000000000000000000000000", "20000000000000000000000000000000", "30000000000000000000000000000000", "FF"}
+	// The emulator's bounds of a 5-range container, as the Python SDK's
+	// own tests expect them.
+	b := rangeBounds(5)
+	want := []string{"", "0CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC", "19999999999999999999999999999998",
+		"26666666666666666666666666666664", "33333333333333333333333333333330", "FF"}
 	if !cmp.Equal(b, want) {
-		t.Errorf("rangeBounds(4) = %v", b)
+		t.Errorf("rangeBounds(5) = %v", b)
 	}
 }

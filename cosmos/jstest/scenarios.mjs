@@ -525,8 +525,8 @@ const scenarios = {
     };
   },
 
-  // Issue 26.2: a container of 25,100 RU/s has three partition key
-  // ranges, as on the service (one per 10,000 RU/s). Each item is in one
+  // Issue 26.2: a container of 25,100 RU/s has five partition key
+  // ranges, as on the service (one per 6,000 RU/s above 10,000). Each item is in one
   // range, by the EPK the SDK computes itself: its feed ranges, the
   // change feed of each, its pipelines' queries per range and its point
   // operations all agree with lapse's.

@@ -94,7 +94,7 @@ def queries():
 
 
 def ranges():
-    # Issue 26.2: a container of 25,100 RU/s has three partition key
+    # Issue 26.2: a container of 25,100 RU/s has five partition key
     # ranges; the SDK's pipeline queries each and merges, and its feed
     # ranges' change feeds hold each item once.
     db = client().create_database("db")
