@@ -10,6 +10,7 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/kljensen/snowball v0.10.0
 	github.com/prometheus/client_golang v1.23.2
+	github.com/sasha-s/go-deadlock v0.3.9
 	go.uber.org/goleak v1.3.0
 	go.yaml.in/yaml/v2 v2.4.2
 	modernc.org/sqlite v1.60.1
@@ -31,8 +32,6 @@ require (
 	github.com/prometheus/client_model v0.6.2 // indirect
 	github.com/prometheus/common v0.66.1 // indirect
 	github.com/prometheus/procfs v0.16.1 // indirect
-	github.com/sasha-s/go-deadlock v0.3.9 // indirect
-	github.com/spaolacci/murmur3 v1.1.0 // indirect
 )
 
 require (

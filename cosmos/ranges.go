@@ -12,7 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/lapse-emulator/lapse/cosmos/query"
-	"github.com/spaolacci/murmur3"
+	"github.com/lapse-emulator/lapse/internal/murmur3"
 )
 
 // A container's items are spread over partition key ranges as the
