@@ -84,22 +84,10 @@ type epkRange struct{ min, max string }
 // holds reports whether EPK epk is in r.
 func (r epkRange) holds(epk string) bool { return epk >= r.min && epk < r.max }
 
-// effectivePK is the EPK of partition key pk as the service and the SDKs
-// hash it (version 2 of the partition key definition, the SDKs'
-// default): MurmurHash3 x64 128 of the value's binary encoding, the first
-// two bits cleared, in upper-case hex. A
-// hierarchical (MultiHash) key's EPK is its components' EPKs one after
-// another.
-func effectivePK(pk partitionKey, multi bool) string {
-	if !multi {
-		return hashV2(pk)
-	}
-	return multiEPK(pk)
-}
-
-// epkOf is the EPK of partition key pk in a container of definition def:
-// version 2 or MultiHash as effectivePK, version 1 (a definition without
-// a version) by the first version's hash (hashV1).
+// epkOf is the EPK of partition key pk in a container of definition def,
+// as the service and the SDKs hash it: version 2 (hashV2), a hierarchical
+// key's components' version 2 EPKs one after another (MultiHash), or the
+// first version's hash (hashV1) for a definition without a version.
 func epkOf(def *pkDef, pk partitionKey) string {
 	switch {
 	case def == nil:

@@ -24,9 +24,13 @@ func TestIssue26_2_EffectivePartitionKeys(t *testing.T) {
 		{partitionKey{false}, false, "2FE1BE91E90A3439635E0E9E37361EF2"},
 		{partitionKey{nil}, false, "378867E4430E67857ACE5C908374FE16"},
 		{partitionKey{"héllo wörld"}, false, "3ED662DB76453F5B89C3DE61C1B8A954"},
-		{partitionKey{"p0", "x"}, true, "03A4DE7195849FD7388755761E4E5CC0" + effectivePK(partitionKey{"x"}, false)},
+		{partitionKey{"p0", "x"}, true, "03A4DE7195849FD7388755761E4E5CC0" + hashV2(partitionKey{"x"})},
 	} {
-		if got := effectivePK(tc.pk, tc.multi); got != tc.want {
+		def := &pkDef{Kind: "Hash", Version: 2}
+		if tc.multi {
+			def.Kind = "MultiHash"
+		}
+		if got := epkOf(def, tc.pk); got != tc.want {
 			t.Errorf("EPK of %v: %s, want %s", tc.pk, got, tc.want)
 		}
 	}
