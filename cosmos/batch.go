@@ -90,13 +90,29 @@ func (s *Server) batch(c *gin.Context, ct *container) {
 	var (
 		results []batchResult
 		failed  int
+		removed bool
 	)
-	_, commit, err := s.change(ct, func(now time.Time, read reader) (removes []string, puts []core.Item, err error) {
+	written, commit, err := s.change(ct, func(now time.Time, read reader) (removes []string, puts []core.Item, err error) {
 		results, puts, removes, failed = s.plan(ct, pk, ops, now, read)
+		removed = len(removes) > 0
 		return removes, puts, nil
 	})
 	if err == nil {
 		err = commit.Wait(c.Request.Context())
+	}
+	// The service gives a batch's writes one LSN, the next of the
+	// partition's, and answers with it. lapse's LSN is the core sequence
+	// number, one per item stored (lsn.go), so a batch answers with its
+	// first write's: the next of the container's, as the service's.
+	var lsn uint64
+	switch {
+	case err != nil:
+	case len(written) > 0:
+		lsn = written[0].Seq
+	case removed:
+		lsn, err = s.bumpLSN(c.Request.Context(), ct.key)
+	default:
+		lsn = s.containerLSN(ct.key)
 	}
 	if err != nil {
 		s.writeError(c, err)
@@ -106,7 +122,8 @@ func (s *Server) batch(c *gin.Context, ct *container) {
 	if failed >= 0 {
 		status = http.StatusMultiStatus
 	}
-	s.itemHeaders(c, ct)
+	s.itemSession(c, ct, pk.canon(), lsn)
+	setLSN(c, lsn)
 	setCharge(c, batchCharge(results))
 	c.Data(status, "application/json", batchBody(results, isMinimal(c)))
 }

@@ -24,6 +24,17 @@ func (s *Server) queryConflicts(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
+	// The gateway asks of a conflicts query what it asks of an items
+	// query: a partition key, or leave to read them all.
+	if _, present, err := parseKeyHeader(c.Request); err != nil || !present {
+		if err == nil {
+			err = crossPartitionAllowed(c)
+		}
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+	}
 	s.queryResources(c, ct.rid(), "Conflicts", nil)
 }
 

@@ -284,7 +284,11 @@ func (s *Server) itemSession(c *gin.Context, ct *container, group string, lsn ui
 // sessionToken sets the session token of a response with lsn, for each of
 // ranges, as the service forms it ("range:-1#lsn", comma-separated), and
 // the container's content path, by which the SDKs keep the tokens they get
-// (x-ms-content-path, its _rid; x-ms-alt-content-path, its name).
+// (x-ms-content-path, its _rid; x-ms-alt-content-path, its name). A
+// response from one range names it, as the service's do, in
+// x-ms-documentdb-partitionkeyrangeid: the Python SDK takes a response
+// without it, or with a range it does not know, for a sign of a split and
+// drops its cached ranges (issue 26).
 func sessionToken(c *gin.Context, ct *container, ranges []int, lsn uint64) {
 	var b strings.Builder
 	for i, r := range ranges {
@@ -297,6 +301,9 @@ func sessionToken(c *gin.Context, ct *container, ranges []int, lsn uint64) {
 	}
 	h := c.Writer.Header()
 	h.Set(hdrSessionToken, b.String())
+	if len(ranges) == 1 {
+		h.Set(hdrRangeID, strconv.Itoa(ranges[0]))
+	}
 	h.Set("x-ms-content-path", ct.rid())
 	h.Set("x-ms-alt-content-path", "dbs/"+strings.Replace(ct.en.Name, "/", "/colls/", 1))
 }

@@ -75,3 +75,23 @@ func TestIssue26_1_Python4CrossPartitionQueries(t *testing.T) {
 		GroupBy:     400,
 	})
 }
+
+// Issue 26: a query refused for crossing partitions without leave reaches
+// the caller as a 400; a point read names its range
+// (x-ms-documentdb-partitionkeyrangeid), and the SDK's cache of the
+// container's ranges outlives it (without the header the SDK dropped it);
+// a transactional batch answers with the LSN after the one before it.
+func TestIssue26_Python4GatewayAnswers(t *testing.T) {
+	type gateway struct {
+		CrossPartitionDisabled, ConflictsDisabled int
+		CrossPartitionAllowed, OnePartition       int
+		ReadRange                                 string
+		RangesCached                              int
+		BatchLSN                                  int
+	}
+	checkLine(t, runPython4Scenario(t, "gateway"), gateway{
+		CrossPartitionDisabled: 400, ConflictsDisabled: 400,
+		CrossPartitionAllowed: 13, OnePartition: 5,
+		ReadRange: "0", RangesCached: 1, BatchLSN: 1,
+	})
+}

@@ -325,11 +325,10 @@ func (s *Server) keyScope(c *gin.Context, ct *container, qr *queryRequest) (scop
 	case !present:
 		// A query addressed to one partition key range (a client's
 		// pipeline) is not cross-partition.
-		if qr != nil && !strings.EqualFold(c.GetHeader("x-ms-documentdb-query-enablecrosspartition"), "true") &&
-			c.GetHeader("x-ms-documentdb-partitionkeyrangeid") == "" {
-			e := errorf(http.StatusBadRequest, "Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception.")
-			e.substatus = 1004
-			return scope{}, e
+		if qr != nil {
+			if err := crossPartitionAllowed(c); err != nil {
+				return scope{}, err
+			}
 		}
 		return scope{all: true}, nil
 	case len(pk) < def.paths():
@@ -340,6 +339,20 @@ func (s *Server) keyScope(c *gin.Context, ct *container, qr *queryRequest) (scop
 		return scope{pk: pk, group: pk.canon(), key: itemKey(pk.canon(), id)}, nil
 	}
 	return scope{pk: pk, group: pk.canon()}, nil
+}
+
+// crossPartitionAllowed is the gateway's refusal of a query that reads
+// more than one partition key when the client did not allow that, with
+// x-ms-documentdb-query-enablecrosspartition, or addressed one partition key
+// range (a client's pipeline). It has no substatus: 1004 would tell the
+// client to plan the query and run it itself, and this refusal is the
+// client's to see (the Python SDK's own tests expect it to surface).
+func crossPartitionAllowed(c *gin.Context) error {
+	if strings.EqualFold(c.GetHeader("x-ms-documentdb-query-enablecrosspartition"), "true") ||
+		c.GetHeader("x-ms-documentdb-partitionkeyrangeid") != "" {
+		return nil
+	}
+	return errorf(http.StatusBadRequest, "Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception.")
 }
 
 // collect returns the bodies of the items in scope sc of container ct whose

@@ -201,6 +201,7 @@ const (
 	hdrContinuation  = "x-ms-continuation"
 	hdrItemCount     = "x-ms-item-count"
 	hdrPartitionKey  = "x-ms-documentdb-partitionkey"
+	hdrRangeID       = "x-ms-documentdb-partitionkeyrangeid"
 )
 
 // common sets the headers the service sends on every response: a request
