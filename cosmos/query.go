@@ -380,6 +380,10 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 		s.writeError(c, err)
 		return
 	}
+	// At debug level, each query and whom it is for: the plan request, a
+	// client pipeline's partition key range, or the gateway.
+	s.log.Debug("cosmos query", "path", c.Request.URL.Path, "plan", c.GetHeader("x-ms-cosmos-is-query-plan-request") != "",
+		"range", c.GetHeader("x-ms-documentdb-partitionkeyrangeid"), "query", qr.text)
 	if strings.EqualFold(c.GetHeader("x-ms-cosmos-is-query-plan-request"), "true") {
 		if err := supportedFeatures(c, qr.q); err != nil {
 			s.writeError(c, err)
