@@ -143,3 +143,8 @@ func TestIssue26_HybridSearchThroughJSSDK(t *testing.T) {
 	f, log := mustLoggingServer(t)
 	checkHybridScenario(t, f, log, runJSScenario(t, node, f, "hybrid-search"))
 }
+
+func TestIssue26_HybridSearchThroughPython4SDK(t *testing.T) {
+	f, log := mustLoggingServer(t)
+	checkHybridScenario(t, f, log, runPython4ScenarioOn(t, f, "hybrid_search"))
+}
