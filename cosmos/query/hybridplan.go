@@ -97,10 +97,16 @@ func (q *Query) HybridPlan(params Params, opt HybridOptions) (info HybridSearchQ
 	if len(calls) != len(rc.parts) {
 		return info, false
 	}
+	rparts := rc.parts
+	if rc.weightsParam != nil {
+		if rparts, ok = rc.withWeights(params[rc.weightsParam.name]); !ok {
+			return info, false
+		}
+	}
 	var parts []hybridPart
 	for i, c := range calls {
 		args := splitList(q.callArgsText(c))
-		p := hybridPart{desc: rc.parts[i].desc}
+		p := hybridPart{desc: rparts[i].desc}
 		if isVectorScore(c.name) {
 			p.expr = "_VectorScore(" + strings.Join(args, ", ") + ")"
 			p.natural = p.desc == similarityFirst(c)
@@ -139,7 +145,7 @@ func (q *Query) HybridPlan(params Params, opt HybridOptions) (info HybridSearchQ
 	info.ComponentWithoutPayloadQueryInfos = []QueryInfo{}
 	info.ComponentWeights = []float64{}
 	if rc.weights {
-		for _, p := range rc.parts {
+		for _, p := range rparts {
 			info.ComponentWeights = append(info.ComponentWeights, p.weight)
 		}
 	}

@@ -298,3 +298,34 @@ func orUndefined(v any) any {
 	}
 	return v
 }
+
+// Issue 26: RRF's weights may be a parameter (the Python SDK's tests pass
+// them so): the query ranks as with the same literal weights, and its
+// plan carries them.
+func TestIssue26_RRFWeightsParameter(t *testing.T) {
+	var docs []any
+	for i, text := range []string{"swim run", "run run far", "swim", "a long swim and a short run", "nothing"} {
+		v, err := Decode([]byte(fmt.Sprintf(`{"id":"d%d","_rid":"r%d","text":%q}`, i, i, text)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, v)
+	}
+	const rrf = `SELECT VALUE c.id FROM c ORDER BY RANK RRF(FullTextScore(c.text, "swim"), FullTextScore(c.text, "run"), %s)`
+	for _, w := range [][]any{{1.0, 3.0}, {-1.0, 0.5}} {
+		literal := MustRun(t, MustParse(t, fmt.Sprintf(rrf, string(AppendJSON(nil, w)))), docs, nil)
+		q := MustParse(t, fmt.Sprintf(rrf, "@w"))
+		params := Params{"@w": w}
+		if got := MustRun(t, q, docs, params); !slices.Equal(got, literal) {
+			t.Errorf("weights %v as a parameter: %v, as a literal: %v", w, got, literal)
+		}
+		info, ok := q.HybridPlan(params, HybridOptions{})
+		if !ok || len(info.ComponentWeights) != 2 || info.ComponentWeights[1] != max(w[1].(float64), -w[1].(float64)) {
+			t.Errorf("plan with weights %v: %v %v", w, ok, info.ComponentWeights)
+		}
+	}
+	q := MustParse(t, fmt.Sprintf(rrf, "@w"))
+	if err := q.Run(sliceSource(docs), Params{"@w": []any{1.0}}, Options{Now: corpusNow}, func(any) bool { return true }); err == nil {
+		t.Error("one weight for two scores: no error")
+	}
+}
