@@ -35,7 +35,7 @@ type rankClause struct {
 	// weightsParam is RRF's weights when a parameter gives them: parts'
 	// weights and orders are then those of its value (withWeights).
 	weightsParam *paramExpr
-	span               // from ORDER to the end of x
+	span         // from ORDER to the end of x
 }
 
 // rankPart is one score of the ranking: its expression, whether higher
