@@ -13,8 +13,13 @@ import (
 
 func runPython4Scenario(t *testing.T, name string) []byte {
 	t.Helper()
+	return runPython4ScenarioOn(t, MustServer(t), name)
+}
+
+// runPython4ScenarioOn runs a scenario against f.
+func runPython4ScenarioOn(t *testing.T, f *fixture, name string) []byte {
+	t.Helper()
 	python := clienttest.PythonSDK(t, "import azure.cosmos; assert azure.cosmos.__version__.startswith('4.')")
-	f := MustServer(t)
 	env := []string{"COSMOS_ENDPOINT=" + f.endpoint, "COSMOS_KEY=" + cosmos.EmulatorKey}
 	stdout, _ := runProgram(t, f, "testdata/python4", env, python, "scenarios.py", name)
 	return scenarioLine(t, name, stdout)

@@ -72,6 +72,14 @@ func readQuery(c *gin.Context) (*queryRequest, error) {
 			qr.params[name] = val
 		}
 	}
+	if c.GetHeader("x-ms-documentdb-partitionkeyrangeid") != "" {
+		// The Python SDK sends the component queries of a hybrid search
+		// plan that needs no statistics as the plan has them, with the
+		// ORDER BY resume condition's placeholder still in: a client's
+		// pipeline resumes from the start, so it stands for true.
+		text = strings.ReplaceAll(text, query.OrderByFilter, "true")
+		qr.text = text
+	}
 	if qr.q, err = query.Parse(text); err != nil {
 		return nil, err
 	}
@@ -393,6 +401,10 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 		s.writeError(c, err)
 		return
 	}
+	// At debug level, each query and whom it is for: the plan request, a
+	// client pipeline's partition key range, or the gateway.
+	s.log.Debug("cosmos query", "path", c.Request.URL.Path, "plan", c.GetHeader("x-ms-cosmos-is-query-plan-request") != "",
+		"range", c.GetHeader("x-ms-documentdb-partitionkeyrangeid"), "query", qr.text)
 	if strings.EqualFold(c.GetHeader("x-ms-cosmos-is-query-plan-request"), "true") {
 		if err := supportedFeatures(c, qr.q); err != nil {
 			s.writeError(c, err)
@@ -523,6 +535,20 @@ func (s *Server) queryPlan(c *gin.Context, ct *container, qr *queryRequest) []by
 // queryPlanOf is the plan of query qr, and false when lapse does not plan
 // it (query.Plan).
 func (s *Server) queryPlanOf(c *gin.Context, ct *container, qr *queryRequest) ([]byte, bool) {
+	if hybrid, ok := qr.q.HybridPlan(qr.params, query.HybridOptions{
+		SkipOrderByRewrite: hasFeature(c, "HybridSearchSkipOrderByRewrite"),
+	}); ok {
+		// ORDER BY RANK: the plan is hybridSearchQueryInfo, queryInfo is
+		// null, and the client reads every range (its statistics are the
+		// whole container's).
+		out, err := json.Marshal(struct {
+			Version     int                         `json:"partitionedQueryExecutionInfoVersion"`
+			QueryInfo   *query.QueryInfo            `json:"queryInfo"`
+			Hybrid      query.HybridSearchQueryInfo `json:"hybridSearchQueryInfo"`
+			QueryRanges []queryRange                `json:"queryRanges"`
+		}{2, nil, hybrid, []queryRange{s.planRange(c, ct, qr)}})
+		return out, err == nil
+	}
 	v, _ := strconv.ParseFloat(c.GetHeader("x-ms-cosmos-query-version"), 64)
 	info, ok := qr.q.Plan(qr.params, query.PlanOptions{CompositeMinMax: v >= 1.4})
 	if !ok {
@@ -582,6 +608,17 @@ func supportedFeatures(c *gin.Context, q *query.Query) error {
 		return nil
 	}
 	return errorf(http.StatusBadRequest, "Query contains 1 or more unsupported features. Upgrade your SDK to a version that does support the requested features:\r\n%s", strings.Join(missing, "\r\n"))
+}
+
+// hasFeature reports whether the client named query feature f in its
+// x-ms-cosmos-supported-query-features.
+func hasFeature(c *gin.Context, f string) bool {
+	for _, g := range strings.Split(c.GetHeader("x-ms-cosmos-supported-query-features"), ",") {
+		if strings.EqualFold(strings.TrimSpace(g), f) {
+			return true
+		}
+	}
+	return false
 }
 
 // textHash names a query text in a continuation that counts its rows.

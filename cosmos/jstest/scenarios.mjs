@@ -67,6 +67,34 @@ const sorted = (xs) => [...xs].sort();
 
 // pkContainer creates database db and container c in it with partition key
 // /pk and the properties given, and returns the container.
+// hybridDocs and hybridQueries are the items and queries of the
+// "hybrid-search" scenario; the Go test (and the Python scenario) run the
+// same queries over the same items whole, in lapse, for the answer.
+const hybridDocs = [
+  { text: "swim lake morning cold", v: [1, 0, 0] },
+  { text: "run river swim evening easy pace", v: [0.9, 0.1, 0] },
+  { text: "marathon run training plan beginners weekly schedule", v: [0, 1, 0] },
+  { text: "swim swim swim lake warm", v: [0.7, 0.7, 0] },
+  { text: "cycling hills", v: [0, 0, 1] },
+  { text: "trail run hills rain mud shoes wet feet", v: [0.2, 0.9, 0.1] },
+  { text: "pool opens early morning swim lessons kids parents coaches", v: [0.8, 0.2, 0.3] },
+  { text: "nothing", v: [0.1, 0.1, 0.9] },
+  { text: "run swim cycle triathlon race day transition bikes helmets goggles", v: [0.5, 0.5, 0.5] },
+  { text: "river runs lake", v: [0.6, 0, 0.4] },
+  { v: [1, 1, 0] },
+  { text: "long swim across bay currents tides cold water safety boats buoys", v: [0.95, 0.05, 0.1] },
+  { text: "morning run dog park leash", v: [0.1, 0.95, 0] },
+  { text: "lake house rent summer weekends family" },
+];
+const hybridQueries = {
+  score: 'SELECT TOP 5 c.id FROM c ORDER BY RANK FullTextScore(c.text, "swim", "lake")',
+  scoreOffset: 'SELECT c.id FROM c ORDER BY RANK FullTextScore(c.text, ["run"]) OFFSET 1 LIMIT 3',
+  rrf: 'SELECT TOP 4 c.id FROM c ORDER BY RANK RRF(FullTextScore(c.text, "swim"), FullTextScore(c.text, "lake"))',
+  weighted: 'SELECT TOP 4 c.id FROM c WHERE c.id != "h00" ORDER BY RANK RRF(FullTextScore(c.text, "run"), FullTextScore(c.text, "hills"), [2, 1])',
+  vector: 'SELECT TOP 5 c.id FROM c ORDER BY RANK RRF(FullTextScore(c.text, "swim"), VectorDistance(c.v, [1, 0, 0]))',
+  vectorOnly: 'SELECT TOP 3 c.id FROM c ORDER BY RANK VectorDistance(c.v, [0, 1, 0])',
+};
+
 async function pkContainer(client, props = {}) {
   const { database } = await client.databases.create({ id: "db" });
   const { container } = await database.containers.create({ id: "c", partitionKey: { paths: ["/pk"] }, ...props });
@@ -509,6 +537,27 @@ const scenarios = {
       rrf: ids(await all('SELECT TOP 1 c.id FROM c ORDER BY RANK RRF(FullTextScore(c.text, "red"), FullTextScore(c.text, "bicycle"))')),
       policy: resource.fullTextPolicy,
     };
+  },
+
+  // Issue 26: hybrid search (ORDER BY RANK) over a container of five
+  // partition key ranges, which the SDK runs through its own pipeline:
+  // the gateway's plan, the statistics query on every range, the
+  // component queries, its own rank fusion. Each query's rows, in order.
+  async "hybrid-search"(client) {
+    const { database } = await client.databases.create({ id: "db" });
+    const { container: c } = await database.containers.create({
+      id: "c", partitionKey: { paths: ["/pk"] },
+      fullTextPolicy: { defaultLanguage: "en-US", fullTextPaths: [{ path: "/text", language: "en-US" }] },
+      indexingPolicy: { includedPaths: [{ path: "/*" }], fullTextIndexes: [{ path: "/text" }] },
+    }, { offerThroughput: 25100 });
+    for (const [i, d] of hybridDocs.entries()) {
+      await c.items.create({ id: `h${String(i).padStart(2, "0")}`, pk: `k${i % 7}`, ...d });
+    }
+    const results = {};
+    for (const [name, text] of Object.entries(hybridQueries)) {
+      results[name] = (await c.items.query(text).fetchAll()).resources;
+    }
+    return { queries: hybridQueries, results };
   },
 
   // readAll (the SDK sends it as the query SELECT * from c), paged.

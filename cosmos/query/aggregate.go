@@ -24,6 +24,10 @@ func (a *accumulator) add(v any) {
 	switch a.kind {
 	case aggCount:
 		a.count++
+	case aggCountIf:
+		if v == true {
+			a.count++
+		}
 	case aggSum, aggAvg:
 		n, ok := v.(float64)
 		if !ok {
@@ -56,7 +60,7 @@ func (a *accumulator) result() any {
 		return Undefined
 	}
 	switch a.kind {
-	case aggCount:
+	case aggCount, aggCountIf:
 		return float64(a.count)
 	case aggSum:
 		return a.sum

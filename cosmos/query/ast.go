@@ -121,6 +121,7 @@ const (
 	aggAvg
 	aggMin
 	aggMax
+	aggCountIf // COUNTIF(x): the rows whose x is true
 )
 
 // aggExpr is an aggregate call; idx indexes the group's results.

@@ -292,7 +292,8 @@ func (b *binder) bindCall(c *callExpr, sc *scope) (expr, error) {
 		return a, nil
 	}
 	switch strings.ToUpper(c.name) {
-	case "FULLTEXTCONTAINS", "FULLTEXTCONTAINSALL", "FULLTEXTCONTAINSANY", "FULLTEXTSCORE":
+	case "FULLTEXTCONTAINS", "FULLTEXTCONTAINSALL", "FULLTEXTCONTAINSANY", "FULLTEXTSCORE",
+		"_FULLTEXTSCORE", "_FULLTEXTWORDCOUNT":
 		return b.bindFullText(c, sc)
 	case "RRF":
 		// RRF is only ORDER BY RANK's own call (bindRank): elsewhere the

@@ -121,6 +121,16 @@ const (
 	ftContainsAll
 	ftContainsAny
 	ftScore
+	// The gateway's hybrid search plans split FullTextScore in two: each
+	// partition key range counts its documents, their words and the
+	// documents with each term (_FullTextWordCount, with COUNT and
+	// COUNTIF of FullTextContains), and the client, having summed the
+	// counts, asks each range for _FullTextScore(x, [terms], documents,
+	// words, [hits]): the BM25 score against those statistics, the one
+	// FullTextScore computes from the whole container (docs/architecture.md,
+	// the client's pipeline gets what the service gives it).
+	ftWordCount
+	ftScoreGiven
 )
 
 // fullTextExpr is a call of a full-text function: text is the searched
@@ -131,6 +141,7 @@ type fullTextExpr struct {
 	text   expr
 	path   string
 	search []expr
+	given  []expr // ftScoreGiven: the documents, words and hits
 	span
 }
 
@@ -164,13 +175,23 @@ func (x *fullTextExpr) eval(e *env) any {
 		return Undefined
 	}
 	a := x.analyzer(e.rs)
+	if x.kind == ftWordCount {
+		return float64(len(a.terms(text)))
+	}
 	keys, has, ok := x.keys(e, a)
 	if !ok {
 		return Undefined
 	}
 	terms := a.terms(text)
-	if x.kind == ftScore {
-		return e.rs.bm25(x, terms, keys, has)
+	switch x.kind {
+	case ftScore:
+		return bm25(e.rs.stats(x, keys, has), terms, keys, has)
+	case ftScoreGiven:
+		st, ok := x.givenStats(e, len(keys))
+		if !ok {
+			return Undefined
+		}
+		return bm25(st, terms, keys, has)
 	}
 	found := func(i int) bool { return has[i] && indexOf(terms, keys[i]) >= 0 }
 	switch x.kind {
@@ -219,8 +240,7 @@ type corpusStats struct {
 
 // bm25 is the BM25 score of a document whose searched text has terms: the
 // sum over the searched terms of idf·tf·(k1+1)/(tf+k1·(1−b+b·dl/avgdl)).
-func (rs *runState) bm25(x *fullTextExpr, terms, keys []string, has []bool) float64 {
-	st := rs.stats(x, keys, has)
+func bm25(st *corpusStats, terms, keys []string, has []bool) float64 {
 	if st.docs == 0 || st.words == 0 {
 		return 0
 	}
@@ -245,6 +265,31 @@ func (rs *runState) bm25(x *fullTextExpr, terms, keys []string, has []bool) floa
 		score += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*dl/avg))
 	}
 	return score
+}
+
+// givenStats returns the statistics a _FullTextScore call is given, and
+// false when they are not counts, or not one hit count per term.
+func (x *fullTextExpr) givenStats(e *env, terms int) (*corpusStats, bool) {
+	count := func(v any) (int, bool) {
+		n, ok := v.(float64)
+		if !ok || n < 0 || n != math.Trunc(n) || n > math.MaxInt32 {
+			return 0, false
+		}
+		return int(n), true
+	}
+	docs, ok1 := count(x.given[0].eval(e))
+	words, ok2 := count(x.given[1].eval(e))
+	hits, ok3 := x.given[2].eval(e).([]any)
+	if !ok1 || !ok2 || !ok3 || len(hits) != terms {
+		return nil, false
+	}
+	st := &corpusStats{docs: docs, words: words, hits: make([]int, terms)}
+	for i, h := range hits {
+		if st.hits[i], ok1 = count(h); !ok1 {
+			return nil, false
+		}
+	}
+	return st, true
 }
 
 // stats returns, computing it the first time, the corpus statistics of x:
@@ -294,11 +339,17 @@ func (rs *runState) stats(x *fullTextExpr, keys []string, has []bool) *corpusSta
 func (b *binder) bindFullText(c *callExpr, sc *scope) (expr, error) {
 	name := strings.ToUpper(c.name)
 	kind := map[string]fullTextKind{"FULLTEXTCONTAINS": ftContains, "FULLTEXTCONTAINSALL": ftContainsAll,
-		"FULLTEXTCONTAINSANY": ftContainsAny, "FULLTEXTSCORE": ftScore}[name]
+		"FULLTEXTCONTAINSANY": ftContainsAny, "FULLTEXTSCORE": ftScore,
+		"_FULLTEXTSCORE": ftScoreGiven, "_FULLTEXTWORDCOUNT": ftWordCount}[name]
 	if kind == ftScore && !b.inRank {
 		return nil, errAt(codeScoreOutside, span{c.start, c.end}, msgScoreOutside)
 	}
 	switch {
+	case kind == ftWordCount && len(c.args) != 1:
+		return nil, errAt(codeSemantic, c.span, "The %s function requires 1 argument(s).", name)
+	case kind == ftScoreGiven && len(c.args) != 5:
+		return nil, errAt(codeSemantic, c.span, "The %s function requires 5 argument(s).", name)
+	case kind == ftWordCount:
 	case kind == ftContains && len(c.args) != 2:
 		return nil, errAt(codeSemantic, c.span, "The %s function requires 2 argument(s).", name)
 	case len(c.args) < 2:
@@ -309,6 +360,13 @@ func (b *binder) bindFullText(c *callExpr, sc *scope) (expr, error) {
 	}
 	x := &fullTextExpr{kind: kind, text: c.args[0], search: c.args[1:], span: span{c.start, c.end}}
 	x.path = b.pathString(c.args[0])
+	if kind == ftScoreGiven {
+		arr, ok := c.args[1].(*arrayExpr)
+		if !ok || len(arr.elems) == 0 {
+			return nil, errAt(codeSemantic, x.span, msgScoreTermsList)
+		}
+		x.search, x.given = arr.elems, c.args[2:]
+	}
 	if kind == ftScore {
 		if arr, ok := c.args[1].(*arrayExpr); ok && len(c.args) == 2 {
 			x.search = arr.elems

@@ -41,45 +41,57 @@ var vectorFunctions = map[string]*function{
 	// VectorDistance(v1, v2 [, bruteForce [, options]]) is the similarity
 	// of two vectors by options.distanceFunction: "cosine" (the default),
 	// "dotproduct" or "euclidean".
-	"VECTORDISTANCE": fn(2, 4, func(_ *env, a []any) any {
-		x, ok1 := numbers(a[0])
-		y, ok2 := numbers(a[1])
-		if !ok1 || !ok2 || len(x) != len(y) || len(x) == 0 {
+	"VECTORDISTANCE": fn(2, 4, vectorDistance),
+	// _VectorScore is VectorDistance under the name the gateway's hybrid
+	// search plans give it in their component queries.
+	"_VECTORSCORE": fn(2, 4, vectorDistance),
+}
+
+// vectorDistance is VectorDistance(v1, v2 [, bruteForce [, options]]).
+func vectorDistance(_ *env, a []any) any {
+	x, ok1 := numbers(a[0])
+	y, ok2 := numbers(a[1])
+	if !ok1 || !ok2 || len(x) != len(y) || len(x) == 0 {
+		return Undefined
+	}
+	if len(a) > 2 {
+		if _, ok := a[2].(bool); !ok {
 			return Undefined
 		}
-		if len(a) > 2 {
-			if _, ok := a[2].(bool); !ok {
-				return Undefined
-			}
+	}
+	metric := vectorDistanceFunction(a)
+	switch metric {
+	case "cosine":
+		var dot, nx, ny float64
+		for i := range x {
+			dot += x[i] * y[i]
+			nx += x[i] * x[i]
+			ny += y[i] * y[i]
 		}
-		metric := vectorDistanceFunction(a)
-		switch metric {
-		case "cosine":
-			var dot, nx, ny float64
-			for i := range x {
-				dot += x[i] * y[i]
-				nx += x[i] * x[i]
-				ny += y[i] * y[i]
-			}
-			if nx == 0 || ny == 0 {
-				return Undefined
-			}
-			return dot / (math.Sqrt(nx) * math.Sqrt(ny))
-		case "dotproduct":
-			var dot float64
-			for i := range x {
-				dot += x[i] * y[i]
-			}
-			return dot
-		case "euclidean":
-			var s float64
-			for i := range x {
-				s += (x[i] - y[i]) * (x[i] - y[i])
-			}
-			return math.Sqrt(s)
+		if nx == 0 || ny == 0 {
+			return Undefined
 		}
-		return Undefined
-	}),
+		return dot / (math.Sqrt(nx) * math.Sqrt(ny))
+	case "dotproduct":
+		var dot float64
+		for i := range x {
+			dot += x[i] * y[i]
+		}
+		return dot
+	case "euclidean":
+		var s float64
+		for i := range x {
+			s += (x[i] - y[i]) * (x[i] - y[i])
+		}
+		return math.Sqrt(s)
+	}
+	return Undefined
+}
+
+// isVectorScore reports whether a function name is VectorDistance or the
+// plans' _VectorScore.
+func isVectorScore(name string) bool {
+	return strings.EqualFold(name, "VectorDistance") || strings.EqualFold(name, "_VectorScore")
 }
 
 // vectorDistanceFunction returns the distanceFunction option of a
@@ -124,7 +136,7 @@ func numbers(v any) ([]float64, bool) {
 // scores is the highest and for euclidean distances the lowest.
 func similarityFirst(x expr) bool {
 	c, ok := x.(*callExpr)
-	if !ok || !strings.EqualFold(c.name, "VectorDistance") {
+	if !ok || !isVectorScore(c.name) {
 		return false
 	}
 	if len(c.args) == 4 {

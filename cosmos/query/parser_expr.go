@@ -485,6 +485,8 @@ func isAggregateName(name string) (aggKind, bool) {
 		return aggMin, true
 	case "MAX":
 		return aggMax, true
+	case "COUNTIF":
+		return aggCountIf, true
 	}
 	return 0, false
 }

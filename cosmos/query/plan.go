@@ -48,6 +48,8 @@ func (q *Query) PlanFeatures() []string {
 	add(len(q.orderBy) > 0, "OrderBy")
 	add(len(q.orderBy) > 1, "MultipleOrderBy")
 	add(q.top != nil, "Top")
+	add(q.rank != nil, "HybridSearch")
+	add(q.rank != nil && q.rank.weights, "WeightedRankFusion")
 	return out
 }
 
@@ -70,8 +72,9 @@ type PlanOptions struct {
 // instead of q (RewrittenQuery, empty when q itself serves), whose rows
 // carry what the merge needs: ORDER BY's keys beside each row, each
 // range's partial aggregates, GROUP BY's keys, OFFSET and LIMIT left to
-// the client. ok is false for what lapse does not plan (ORDER BY RANK,
-// ORDER BY with GROUP BY, an aggregate inside another expression); a
+// the client. ok is false for what lapse does not plan this way (ORDER BY
+// RANK, whose plan is HybridPlan; ORDER BY with GROUP BY, COUNTIF, an
+// aggregate inside another expression); a
 // caller answers with a plan that leaves it all to the one range, which
 // lapse runs whole.
 func (q *Query) Plan(params Params, opt PlanOptions) (info QueryInfo, ok bool) {
@@ -87,6 +90,11 @@ func (q *Query) Plan(params Params, opt PlanOptions) (info QueryInfo, ok bool) {
 	}
 	if q.rank != nil || len(q.from) > 1 && len(q.orderBy) > 0 {
 		return info, false
+	}
+	for _, a := range q.aggs {
+		if a.kind == aggCountIf {
+			return info, false
+		}
 	}
 	count := func(c *countSpec) (*int, bool) {
 		if c == nil {
@@ -414,6 +422,8 @@ func aggName(k aggKind) string {
 		return "Average"
 	case aggMin:
 		return "Min"
+	case aggCountIf:
+		return "CountIf"
 	}
 	return "Max"
 }
@@ -429,6 +439,8 @@ func aggFunc(k aggKind) string {
 		return "AVG"
 	case aggMin:
 		return "MIN"
+	case aggCountIf:
+		return "COUNTIF"
 	}
 	return "MAX"
 }

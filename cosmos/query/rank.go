@@ -32,7 +32,10 @@ type rankClause struct {
 	x       expr
 	parts   []rankPart // one for a score, several for RRF
 	weights bool       // RRF was given weights
-	span               // from ORDER to the end of x
+	// weightsParam is RRF's weights when a parameter gives them: parts'
+	// weights and orders are then those of its value (withWeights).
+	weightsParam *paramExpr
+	span         // from ORDER to the end of x
 }
 
 // rankPart is one score of the ranking: its expression, whether higher
@@ -107,8 +110,11 @@ func (b *binder) bindRank(q *Query, sc *scope) error {
 	args := c.args
 	var weights *arrayExpr
 	if n := len(args); n > 0 {
-		if w, ok := args[n-1].(*arrayExpr); ok {
+		switch w := args[n-1].(type) {
+		case *arrayExpr:
 			weights, args = w, args[:n-1]
+		case *paramExpr:
+			rc.weightsParam, rc.weights, args = w, true, args[:n-1]
 		}
 	}
 	if len(args) < 2 {
@@ -146,6 +152,43 @@ func (b *binder) bindRank(q *Query, sc *scope) error {
 		rc.weights = true
 	}
 	return nil
+}
+
+// weightsValue reads RRF weights given as a value: an array of one number
+// per score.
+func weightsValue(v any, n int) ([]float64, bool) {
+	arr, ok := v.([]any)
+	if !ok || len(arr) != n {
+		return nil, false
+	}
+	out := make([]float64, n)
+	for i, el := range arr {
+		if out[i], ok = el.(float64); !ok {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// withWeights returns rc's parts with the weights of its weights
+// parameter, whose value is v: a negative weight ranks its score the
+// other way round, by its magnitude.
+func (rc *rankClause) withWeights(v any) ([]rankPart, bool) {
+	if rc.weightsParam == nil {
+		return rc.parts, true
+	}
+	ws, ok := weightsValue(v, len(rc.parts))
+	if !ok {
+		return nil, false
+	}
+	parts := slices.Clone(rc.parts)
+	for i, w := range ws {
+		if w < 0 {
+			parts[i].desc = !parts[i].desc
+		}
+		parts[i].weight = math.Abs(w)
+	}
+	return parts, true
 }
 
 // msgWeights is the service's message for RRF weights that are not a
@@ -226,8 +269,12 @@ func (r *ranker) row(e *env) bool {
 	return true
 }
 
-func (r *ranker) finish(*env) {
+func (r *ranker) finish(e *env) {
 	parts := r.q.rank.parts
+	if p := r.q.rank.weightsParam; p != nil {
+		// Run has checked the parameter's value.
+		parts, _ = r.q.rank.withWeights(e.rs.params[p.idx])
+	}
 	slices.SortStableFunc(r.rows, func(a, b rankedRow) int { return strings.Compare(a.rid, b.rid) })
 	if len(parts) == 1 {
 		slices.SortStableFunc(r.rows, func(a, b rankedRow) int {

@@ -76,6 +76,11 @@ func (q *Query) Run(src func(yield func(doc any) bool), params Params, opts Opti
 		}
 		rs.params[i] = v
 	}
+	if q.rank != nil && q.rank.weightsParam != nil {
+		if _, ok := q.rank.withWeights(rs.params[q.rank.weightsParam.idx]); !ok {
+			return errAt(codeRankWeights, q.rank.span, "%s", msgWeights)
+		}
+	}
 	for _, c := range q.counts {
 		if _, ok := rs.count(c); !ok {
 			return countError(c, rs.params[c.param.idx])

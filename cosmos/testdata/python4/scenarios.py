@@ -153,7 +153,54 @@ def gateway():
     }
 
 
-SCENARIOS = {"crud": crud, "queries": queries, "ranges": ranges, "gateway": gateway}
+# The items and queries of hybrid_search, as in the JS scenario
+# "hybrid-search"; cosmos/hybrid_test.go runs the queries whole in lapse
+# for the answer.
+HYBRID_DOCS = [
+    {"text": "swim lake morning cold", "v": [1, 0, 0]},
+    {"text": "run river swim evening easy pace", "v": [0.9, 0.1, 0]},
+    {"text": "marathon run training plan beginners weekly schedule", "v": [0, 1, 0]},
+    {"text": "swim swim swim lake warm", "v": [0.7, 0.7, 0]},
+    {"text": "cycling hills", "v": [0, 0, 1]},
+    {"text": "trail run hills rain mud shoes wet feet", "v": [0.2, 0.9, 0.1]},
+    {"text": "pool opens early morning swim lessons kids parents coaches", "v": [0.8, 0.2, 0.3]},
+    {"text": "nothing", "v": [0.1, 0.1, 0.9]},
+    {"text": "run swim cycle triathlon race day transition bikes helmets goggles", "v": [0.5, 0.5, 0.5]},
+    {"text": "river runs lake", "v": [0.6, 0, 0.4]},
+    {"v": [1, 1, 0]},
+    {"text": "long swim across bay currents tides cold water safety boats buoys", "v": [0.95, 0.05, 0.1]},
+    {"text": "morning run dog park leash", "v": [0.1, 0.95, 0]},
+    {"text": "lake house rent summer weekends family"},
+]
+HYBRID_QUERIES = {
+    "score": 'SELECT TOP 5 c.id FROM c ORDER BY RANK FullTextScore(c.text, "swim", "lake")',
+    "scoreOffset": 'SELECT c.id FROM c ORDER BY RANK FullTextScore(c.text, ["run"]) OFFSET 1 LIMIT 3',
+    "rrfValue": 'SELECT TOP 4 VALUE c.id FROM c ORDER BY RANK RRF(FullTextScore(c.text, "swim"), FullTextScore(c.text, "lake"))',
+    "weighted": 'SELECT TOP 4 c.id FROM c WHERE c.id != "h00" ORDER BY RANK '
+                'RRF(FullTextScore(c.text, "run"), FullTextScore(c.text, "hills"), [2, 1])',
+    "vector": 'SELECT TOP 5 c.id FROM c ORDER BY RANK RRF(FullTextScore(c.text, "swim"), VectorDistance(c.v, [1, 0, 0]))',
+    "vectorOnly": 'SELECT TOP 3 c.id FROM c ORDER BY RANK VectorDistance(c.v, [0, 1, 0])',
+}
+
+
+def hybrid_search():
+    # Issue 26: hybrid search on five partition key ranges, through the
+    # SDK's hybrid search pipeline (the gateway refuses the query with
+    # its plan).
+    db = client().create_database("db")
+    c = db.create_container(
+        "c", partition_key=PartitionKey(path="/pk"), offer_throughput=25100,
+        full_text_policy={"defaultLanguage": "en-US", "fullTextPaths": [{"path": "/text", "language": "en-US"}]},
+        indexing_policy={"includedPaths": [{"path": "/*"}], "fullTextIndexes": [{"path": "/text"}]})
+    for i, d in enumerate(HYBRID_DOCS):
+        c.create_item(dict(d, id="h%02d" % i, pk="k%d" % (i % 7)))
+    results = {name: list(c.query_items(text, enable_cross_partition_query=True))
+               for name, text in HYBRID_QUERIES.items()}
+    return {"queries": HYBRID_QUERIES, "results": results}
+
+
+SCENARIOS = {"crud": crud, "queries": queries, "ranges": ranges, "gateway": gateway,
+             "hybrid_search": hybrid_search}
 
 if __name__ == "__main__":
     name = sys.argv[1]
