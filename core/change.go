@@ -37,13 +37,17 @@ func (e *Engine) change(ent *entity, now time.Time, fn ChangeFunc) ([]Item, erro
 	}
 	for _, key := range remove {
 		if x := ent.keys[key]; x != nil {
+			e.noteChange(ent, &x.Item, nil, false)
 			e.removeItem(x)
 		}
 	}
 	out := make([]Item, 0, len(put))
 	e.written = now
 	for _, it := range put {
+		var prev *Item
 		if old := ent.keys[it.Key]; old != nil {
+			was := old.Item
+			prev = &was
 			e.removeItem(old)
 		}
 		it.State = Active
@@ -54,6 +58,7 @@ func (e *Engine) change(ent *entity, now time.Time, fn ChangeFunc) ([]Item, erro
 			// checked before anything changed: nothing to undo.
 			return nil, err
 		}
+		e.noteChange(ent, prev, &w, false)
 		out = append(out, w)
 	}
 	e.written = time.Time{}

@@ -206,6 +206,9 @@ func (e *Engine) expire(x *item, now time.Time, rule string) Action {
 	ev := Event{Time: now, Due: x.DueAt, Protocol: ent.Protocol, Entity: ent.Name,
 		Item: x.Seq, ItemKey: x.Key, Rule: rule, Action: ActionExpired}
 	ex := explanation{kind: explainExpired, why: x.why, ttl: x.TTL, eff: x.EffectiveTTL, text: x.Reason}
+	if x.Key != "" {
+		e.noteChange(ent, &x.Item, nil, true)
+	}
 	e.removeItem(x)
 	if p.OnExpire == DeadLetter {
 		if fn := e.protos[ent.Protocol].DeadLetter; fn != nil {

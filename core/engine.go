@@ -26,7 +26,8 @@ type Engine struct {
 	ops      []Op // changes to persist, made by the current call
 	notify   []EntityKey
 	deleted  []Entity
-	lastNext int64 // the earliest due time reported to Wake
+	changes  []changeNote // keyed items' changes for ItemChanged hooks (itemchange.go)
+	lastNext int64        // the earliest due time reported to Wake
 	// opEvents is the ID of the next event when the current operation took
 	// the lock, before its catch-up (op.go).
 	opEvents uint64
@@ -147,6 +148,12 @@ type ProtocolHooks struct {
 	// slices for what changes). A protocol without it has no dead letters
 	// to resubmit.
 	Resubmit func(dlq *Entity, it Item) (to string, out Item, err error)
+	// ItemChanged is told of each change of a keyed item of the
+	// protocol's entities (written, replaced, removed, expired), in the
+	// order the engine made them, on the protocol's lane like Available:
+	// Cosmos DB's all-versions-and-deletes change feed is kept from it. A
+	// protocol without it costs the engine nothing.
+	ItemChanged func(k EntityKey, ch ItemChange)
 }
 
 // NewEngine returns an empty engine. Call Register for each protocol, then
@@ -194,19 +201,22 @@ func (e *Engine) unlock() *Commit {
 	c := e.flush()
 	notify, deleted := e.notify, e.deleted
 	notifySess, lostSess := e.notifySess, e.lostSess
+	changes := e.changes
 	e.deleted, e.notifySess, e.lostSess = nil, nil, nil
 	wake := false
 	if t, ok := e.timers.min(); ok && t.at < e.lastNext {
 		e.lastNext = t.at
 		wake = true
 	}
-	if len(notify)+len(notifySess)+len(lostSess)+len(deleted) > 0 {
-		// post copies what it queues: notify's array is kept for the
-		// next call, and the lanes' own locks order the calls of two
-		// engine calls as the engine made them.
-		e.post(e.lanes, notify, notifySess, lostSess, deleted)
+	if len(notify)+len(notifySess)+len(lostSess)+len(deleted)+len(changes) > 0 {
+		// post copies what it queues: the arrays of notify and changes
+		// are kept for the next call, and the lanes' own locks order the
+		// calls of two engine calls as the engine made them.
+		e.post(e.lanes, notify, notifySess, lostSess, deleted, changes)
 	}
 	e.notify = e.notify[:0]
+	clear(changes)
+	e.changes = changes[:0]
 	e.mu.Unlock()
 
 	// Wake's panic is contained (guard.go): what follows never panics, so

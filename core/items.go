@@ -16,6 +16,9 @@ func (e *Engine) Enqueue(now time.Time, k EntityKey, it Item) (out Item, c *Comm
 		if err != nil {
 			return none{}, err
 		}
+		if w.Key != "" {
+			e.noteChange(ent, nil, &w, false)
+		}
 		if w.State == Scheduled {
 			e.touch(ent, UseSchedule)
 		} else {
@@ -378,6 +381,7 @@ func (e *Engine) RemoveKey(now time.Time, k EntityKey, key string) (*Commit, err
 		if x == nil {
 			return none{}, Errorf(ENOTFOUND, "item %q of %q not found", key, k.Name)
 		}
+		e.noteChange(ent, &x.Item, nil, false)
 		e.removeItem(x)
 		return none{}, nil
 	})

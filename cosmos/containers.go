@@ -291,6 +291,7 @@ func (s *Server) deleteContainer(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
+	s.forgetVersions(c.Request.Context(), k)
 	c.Status(http.StatusNoContent)
 	c.Writer.WriteHeaderNow()
 }

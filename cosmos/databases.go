@@ -107,10 +107,12 @@ func (s *Server) deleteDatabase(c *gin.Context) {
 	}
 	now := s.now()
 	var commits []*core.Commit
+	var gone []core.EntityKey
 	for _, in := range s.cfg.Engine.Entities(now, core.Cosmos) {
 		if in.Kind == kindContainer && in.Parent == db {
 			if commit, err := s.cfg.Engine.Delete(now, in.EntityKey); err == nil {
 				commits = append(commits, commit)
+				gone = append(gone, in.EntityKey)
 			}
 		}
 	}
@@ -125,6 +127,7 @@ func (s *Server) deleteDatabase(c *gin.Context) {
 			return
 		}
 	}
+	s.forgetVersions(c.Request.Context(), gone...)
 	c.Status(http.StatusNoContent)
 	c.Writer.WriteHeaderNow()
 }

@@ -8,9 +8,11 @@ import (
 )
 
 // Hooks are the server's hooks for core.Engine.Register: items described
-// for the dashboard. Cosmos DB has no dead letters, so nothing else.
+// for the dashboard, and each change of a document, which the
+// all-versions-and-deletes change feed lists (versions.go). Cosmos DB has
+// no dead letters, so nothing else.
 func (s *Server) Hooks() core.ProtocolHooks {
-	return core.ProtocolHooks{Describe: describe}
+	return core.ProtocolHooks{Describe: describe, ItemChanged: s.itemChanged}
 }
 
 // describe is the engine's Describe hook: an item's id, partition key and

@@ -13,15 +13,21 @@ import (
 
 // readFeed answers GET .../docs: the read feed of a container (or of one
 // partition), a page at a time, or its change feed when the request says
-// A-IM: Incremental feed. Expired items are in neither (CO-6).
+// A-IM: Incremental feed, or its all-versions-and-deletes change feed for
+// A-IM: Full-Fidelity Feed (versions.go). Expired items are in neither the
+// read feed nor the latest-version change feed (CO-6).
 func (s *Server) readFeed(c *gin.Context) {
 	ct, err := s.lookupContainer(c)
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
-	if strings.EqualFold(c.GetHeader("A-IM"), "Incremental feed") {
+	switch aim := c.GetHeader("A-IM"); {
+	case strings.EqualFold(aim, "Incremental feed"):
 		s.changeFeed(c, ct)
+		return
+	case strings.EqualFold(aim, "Full-Fidelity Feed"):
+		s.allVersionsFeed(c, ct)
 		return
 	}
 	size, err := pageSize(c)

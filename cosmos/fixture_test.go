@@ -108,6 +108,7 @@ func mustServer(tb testing.TB, store core.Store, now time.Time, host string, set
 	if err != nil {
 		tb.Fatal(err)
 	}
+	f.e.Register(core.Cosmos, f.s.Hooks())
 	if err := f.s.Open(); err != nil {
 		tb.Fatal(err)
 	}

@@ -231,6 +231,22 @@ func TestJSClient_Scenarios(t *testing.T) {
 		LegacyContinued feedRead
 		LegacyNow       int
 	}
+	type avRow struct {
+		Op, ID     string
+		TTLExpired *bool
+	}
+	type avRead struct {
+		Status int
+		Rows   []avRow
+	}
+	type allVersions struct {
+		Beginning, BeginningPartition, Time int
+		Now, PartitionNow                   int
+		All                                 avRead
+		Partition                           []avRow
+		Again, Resumed                      int
+		PagedSizes                          []int
+	}
 	type ttlLook struct {
 		Read                                  int
 		Query                                 []string
@@ -399,6 +415,19 @@ func TestJSClient_Scenarios(t *testing.T) {
 			w.LegacyAgain.Status = 304
 			return w
 		}()},
+		{name: "all-versions", want: allVersions{
+			Beginning: 400, BeginningPartition: 400, Time: 400,
+			Now: 304, PartitionNow: 304,
+			All: avRead{Status: 200, Rows: []avRow{
+				{Op: "create", ID: "x"}, {Op: "create", ID: "y"}, {Op: "replace", ID: "y"},
+				{Op: "delete", ID: "y", TTLExpired: ptr(false)},
+				{Op: "delete", ID: "x", TTLExpired: ptr(true)},
+			}},
+			Partition:  []avRow{{Op: "create", ID: "x"}, {Op: "delete", ID: "x", TTLExpired: ptr(true)}},
+			Again:      304,
+			Resumed:    5,
+			PagedSizes: []int{1, 1, 1, 1, 1},
+		}},
 		{name: "ttl", want: ttl{
 			Before: ttlLook{Read: 200, Query: []string{"forever", "short"}, CrossQuery: []int{2},
 				ReadAll: []string{"forever", "short"}, ChangeFeed: []string{"forever", "short"}, LegacyChangeFeed: []string{"forever", "short"}},

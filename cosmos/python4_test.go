@@ -1,8 +1,11 @@
 package cosmos_test
 
 import (
+	"encoding/json"
+	"sort"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/lapse-emulator/lapse/clienttest"
 	"github.com/lapse-emulator/lapse/cosmos"
 )
@@ -99,4 +102,60 @@ func TestIssue26_Python4GatewayAnswers(t *testing.T) {
 		CrossPartitionAllowed: 13, OnePartition: 5,
 		ReadRange: "0", RangesCached: 1, BatchLSN: 1,
 	})
+}
+
+// The change feed in all-versions-and-deletes mode through azure-cosmos
+// 4.x (query_items_change_feed(mode="AllVersionsAndDeletes")): from now
+// on, every create, replace and delete once, in order, and an expiry as a
+// delete whose metadata says timeToLiveExpired (CO-6), for the whole
+// container, one partition key and one feed range. The LSNs of the
+// changes are distinct, so the whole feed can be sorted by them.
+func TestIssue26_Python4AllVersionsAndDeletes(t *testing.T) {
+	type change struct {
+		Op               string
+		ID               string
+		V                *int
+		PK               map[string]string
+		TTLExpired       *bool
+		Current          map[string]any
+		LsnIsDocs        bool
+		HasCrts          bool
+		PreviousImageLSN *uint64
+		Lsn              uint64
+	}
+	type allVersions struct {
+		Whole, Partition, Range []change
+		PInRange                bool
+		Again                   int
+	}
+	var got allVersions
+	if err := json.Unmarshal(runPython4Scenario(t, "all-versions"), &got); err != nil {
+		t.Fatal(err)
+	}
+	yes, no := true, false
+	one, two := 1, 2
+	lsn := func(n uint64) *uint64 { return &n }
+	// The LSNs: a 1, b 2, a's new version 3, a's delete 4 (bumpLSN);
+	// b's expiry has the LSN the container's next write would take, 5.
+	createA := change{Op: "create", ID: "a", V: &one, LsnIsDocs: true, HasCrts: true, Lsn: 1}
+	createB := change{Op: "create", ID: "b", V: &one, LsnIsDocs: true, HasCrts: true, Lsn: 2}
+	replaceA := change{Op: "replace", ID: "a", V: &two, LsnIsDocs: true, HasCrts: true, PreviousImageLSN: lsn(1), Lsn: 3}
+	deleteA := change{Op: "delete", ID: "a", PK: map[string]string{"pk": "p"}, TTLExpired: &no, Current: map[string]any{},
+		HasCrts: true, PreviousImageLSN: lsn(3), Lsn: 4}
+	expireB := change{Op: "delete", ID: "b", PK: map[string]string{"pk": "q"}, TTLExpired: &yes, Current: map[string]any{},
+		HasCrts: true, PreviousImageLSN: lsn(2), Lsn: 5}
+	want := allVersions{
+		Whole:     []change{createA, createB, replaceA, deleteA, expireB},
+		Partition: []change{createA, replaceA, deleteA},
+		Range:     []change{createB, expireB},
+	}
+	if got.PInRange {
+		t.Fatal("keys p and q share a feed range: the scenario cannot tell a feed range's scope")
+	}
+	// The SDK reads the container's feed ranges one after the other: the
+	// whole feed is in order within each range, and in LSN order once sorted.
+	sort.SliceStable(got.Whole, func(i, j int) bool { return got.Whole[i].Lsn < got.Whole[j].Lsn })
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("all-versions-and-deletes feed (-want +got):\n%s", d)
+	}
 }

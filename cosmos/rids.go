@@ -20,7 +20,9 @@ import (
 // (client.CreateItem(container['_self'], ...)). A path is rid-based when
 // its database segment is a database's _rid (8 characters of base64, as
 // the SDKs tell them apart); its container segment is then a container's
-// _rid. Items are addressed by id only.
+// _rid, and a documents segment's may be a document's _rid (its _self,
+// which azure-cosmos 4.x uses for an item given as a dict), found by a walk
+// over the container's documents.
 
 // ridLinkKey is the request context key of the link a rid-based request
 // is signed for.
@@ -73,10 +75,42 @@ func (s *Server) namePath(p string) (path, link string, ok bool) {
 		if collRID, ok := parseRID(segs[4], 8); ok && bytes.HasPrefix(collRID, dbRID) {
 			if k, ok := s.rids.find(s, collRID, kindContainer, db); ok {
 				segs[4] = url.PathEscape(strings.TrimPrefix(k, db+"/"))
+				if len(segs) >= 7 && strings.EqualFold(segs[5], "docs") {
+					// A document's _self (azure-cosmos 4.x deletes an item
+					// given as a dict by it) is signed for the document's
+					// _rid and stands for its id.
+					text, _ := url.PathUnescape(segs[6])
+					if docRID, ok := parseRID(text, docRIDLen); ok && bytes.HasPrefix(docRID, collRID) {
+						link = text
+						if id, ok := s.docIDOf(core.EntityKey{Protocol: core.Cosmos, Name: k}, docRID); ok {
+							segs[6] = url.PathEscape(id)
+						}
+					}
+				}
 			}
 		}
 	}
 	return strings.Join(segs, "/"), strings.ToLower(link), true
+}
+
+// docRIDLen is the length of a document's _rid: its container's and a
+// document number.
+const docRIDLen = 16
+
+// docIDOf returns the id of the document of container k whose _rid is rid,
+// by a walk over the container's documents: only rid-based paths ask.
+func (s *Server) docIDOf(k core.EntityKey, rid []byte) (string, bool) {
+	want := ridText(rid)
+	var id string
+	found := false
+	s.cfg.Engine.Scan(s.now(), k, 0, func(it *core.Item) bool {
+		if _, r := splitMeta(it.Meta); r == want {
+			id, found = strings.TrimPrefix(it.Key, it.Group), true
+			return false
+		}
+		return true
+	})
+	return id, found
 }
 
 // parseRID reads a _rid's text (ridText) of n bytes.

@@ -87,6 +87,9 @@ type Server struct {
 	rids    ridIndex
 	docNums docNumbers
 	account accountSettings
+	// versions are the containers' changes for the all-versions-and-deletes
+	// change feed (versions.go).
+	versions versionLogs
 	// beforeChange, when set (by tests), runs in each conditional write
 	// between its plan and its write (Server.change).
 	beforeChange func()

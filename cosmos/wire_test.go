@@ -245,3 +245,33 @@ func TestResourceIDLinksAddressDatabasesAndContainers(t *testing.T) {
 		t.Errorf("GET /dbs/AAAAAA== by its id: %d %s", got.status, got.body)
 	}
 }
+
+func TestResourceIDLinksAddressDocuments(t *testing.T) {
+	// issue 26: azure-cosmos 4.x deletes (and reads, replaces) an item
+	// given as a dict by its _self, "dbs/<_rid>/colls/<_rid>/docs/<_rid>/",
+	// signed for the document's _rid in lower case.
+	f := MustServer(t)
+	f.MustContainer(f.MustDatabase("db"), "c", "/pk", nil)
+	pk := map[string]string{"x-ms-documentdb-partitionkey": `["a"]`}
+	var doc struct {
+		RID  string `json:"_rid"`
+		Self string `json:"_self"`
+	}
+	got := f.raw("POST", "/dbs/db/colls/c/docs", "docs", "dbs/db/colls/c", []byte(`{"id":"i 1","pk":"a","v":1}`), pk)
+	if got.status != http.StatusCreated || json.Unmarshal(got.body, &doc) != nil {
+		t.Fatalf("create: %d %s", got.status, got.body)
+	}
+	link := strings.ToLower(doc.RID)
+	if got := f.raw("GET", "/"+doc.Self, "docs", link, nil, pk); got.status != http.StatusOK || !bytes.Contains(got.body, []byte(`"v":1`)) {
+		t.Errorf("GET %s: %d %s", doc.Self, got.status, got.body)
+	}
+	if got := f.raw("GET", "/"+doc.Self, "docs", "dbs/db/colls/c/docs/i 1", nil, pk); got.status != http.StatusUnauthorized {
+		t.Errorf("GET %s signed for its name-based link: %d, want 401", doc.Self, got.status)
+	}
+	if got := f.raw("DELETE", "/"+doc.Self, "docs", link, nil, pk); got.status != http.StatusNoContent {
+		t.Errorf("DELETE %s: %d %s", doc.Self, got.status, got.body)
+	}
+	if got := f.raw("GET", "/"+doc.Self, "docs", link, nil, pk); got.status != http.StatusNotFound {
+		t.Errorf("GET %s after its delete: %d, want 404", doc.Self, got.status)
+	}
+}

@@ -18,6 +18,7 @@ import { createHash } from "node:crypto";
 import https from "node:https";
 import {
   BulkOperationType,
+  ChangeFeedMode,
   ChangeFeedStartFrom,
   CosmosClient,
   PartitionKeyDefinitionVersion,
@@ -706,6 +707,58 @@ const scenarios = {
     out.legacyContinued = { status: l3.statusCode, ids: ids(l3.result) };
     const legacyNow = c.items.changeFeed("q", {});
     out.legacyNow = (await legacyNow.fetchNext()).statusCode;
+    return out;
+  },
+
+  // The change feed in all-versions-and-deletes mode: from the beginning
+  // or a point in time it is refused (400); from now on and from a
+  // continuation it lists each change once, an expiry as a delete with
+  // timeToLiveExpired, once the Go test has moved the clock 60 s (CO-6).
+  async "all-versions"(client, a) {
+    const c = await pkContainer(client, { defaultTtl: -1 });
+    const changeFeedMode = ChangeFeedMode.AllVersionsAndDeletes;
+    const iter = (changeFeedStartFrom, more = {}) => c.items.getChangeFeedIterator({ changeFeedStartFrom, changeFeedMode, ...more });
+    const refused = async (from) => failure(() => iter(from).readNext());
+    const row = (r) => ({
+      op: r.metadata.operationType,
+      id: r.metadata.operationType === "delete" ? r.metadata.id : r.current.id,
+      ttlExpired: r.metadata.timeToLiveExpired,
+    });
+    const read = async (it) => {
+      const r = await it.readNext();
+      return { status: r.statusCode, rows: r.result.map(row), continuation: r.continuationToken };
+    };
+    const out = {
+      beginning: await refused(ChangeFeedStartFrom.Beginning()),
+      beginningPartition: await refused(ChangeFeedStartFrom.Beginning("p")),
+      time: await refused(ChangeFeedStartFrom.Time(new Date(Date.now() - 3600 * 1000))),
+    };
+    const now = iter(ChangeFeedStartFrom.Now());
+    const partition = iter(ChangeFeedStartFrom.Now("p"));
+    const first = await read(now);
+    out.now = first.status;
+    out.partitionNow = (await read(partition)).status;
+    await c.items.create({ id: "x", pk: "p", ttl: 60 });
+    await c.items.create({ id: "y", pk: "q" });
+    await c.items.upsert({ id: "y", pk: "q", v: 2 });
+    await c.item("y", "q").delete();
+    await advance(a.control, "60s");
+    const all = await read(now);
+    out.all = { status: all.status, rows: all.rows };
+    out.partition = (await read(partition)).rows;
+    out.again = (await read(now)).status;
+    // A new iterator from the continuation of the first read.
+    const resumed = iter(ChangeFeedStartFrom.Continuation(first.continuation));
+    out.resumed = (await read(resumed)).rows.length;
+    // One change a page.
+    const small = iter(ChangeFeedStartFrom.Continuation(first.continuation), { maxItemCount: 1 });
+    const sizes = [];
+    for (let i = 0; i < 10; i++) {
+      const r = await small.readNext();
+      if (r.statusCode === 304) break;
+      sizes.push(r.result.length);
+    }
+    out.pagedSizes = sizes;
     return out;
   },
 

@@ -7,12 +7,15 @@ error on stderr and a non-zero exit status.
 
     python scenarios.py SCENARIO
 
-The endpoint comes from COSMOS_ENDPOINT, the key from COSMOS_KEY.
+The endpoint comes from COSMOS_ENDPOINT, the key from COSMOS_KEY, and the
+control URL (POST /advance?by=60s moves the server's frozen clock) from
+LAPSE_CONTROL_URL.
 """
 
 import json
 import os
 import sys
+import urllib.request
 
 from azure.cosmos import CosmosClient, PartitionKey, exceptions
 
@@ -199,8 +202,72 @@ def hybrid_search():
     return {"queries": HYBRID_QUERIES, "results": results}
 
 
+def advance(by):
+    """Moves the server's clock on by (a Go duration, "60s")."""
+    req = urllib.request.Request(os.environ["LAPSE_CONTROL_URL"] + "/advance?by=" + by, method="POST")
+    urllib.request.urlopen(req).read()
+
+
+def change(row):
+    """A row of the all-versions-and-deletes feed, in short: its operation,
+    the id (of the document written, or of the one deleted), the metadata's
+    numbers compared with the documents' _lsn, and whether a TTL did it."""
+    meta = row["metadata"]
+    out = {"op": meta["operationType"], "hasCrts": isinstance(meta.get("crts"), int)}
+    if meta["operationType"] == "delete":
+        out["id"] = meta["id"]
+        out["pk"] = meta["partitionKey"]
+        out["ttlExpired"] = meta["timeToLiveExpired"]
+        out["current"] = row["current"]
+    else:
+        out["id"] = row["current"]["id"]
+        out["v"] = row["current"].get("v")
+        out["lsnIsDocs"] = meta["lsn"] == row["current"]["_lsn"]
+    out["previousImageLSN"] = meta.get("previousImageLSN")
+    out["lsn"] = meta["lsn"]
+    return out
+
+
+def all_versions():
+    """The change feed in all-versions-and-deletes mode, from now on: a
+    create, a replace, a client's delete and an expiry each appear once,
+    in order, for the whole container, one partition key and one feed
+    range (CO-6: an expiry is a delete with timeToLiveExpired)."""
+    db = client().create_database("db")
+    c = db.create_container("c", partition_key=PartitionKey(path="/pk"), default_ttl=-1, offer_throughput=25100)
+    mode = "AllVersionsAndDeletes"
+
+    def feed(**kw):
+        rows = list(c.query_items_change_feed(mode=mode, **kw))
+        return rows, c.client_connection.last_response_headers["etag"]
+
+    # The feed range that holds key "q" and not "p".
+    ranges = list(c.read_feed_ranges())
+    rng = next(r for r in ranges if c.is_feed_range_subset(r, c.feed_range_from_partition_key("q")))
+    p_in_rng = c.is_feed_range_subset(rng, c.feed_range_from_partition_key("p"))
+
+    _, whole = feed()
+    _, part = feed(partition_key="p")
+    _, ranged = feed(feed_range=rng)
+
+    a = c.create_item({"id": "a", "pk": "p", "v": 1})
+    c.create_item({"id": "b", "pk": "q", "v": 1, "ttl": 60})
+    a["v"] = 2
+    c.replace_item("a", a)
+    c.delete_item(c.read_item("a", partition_key="p"), partition_key="p")
+    advance("60s")
+
+    rows, whole2 = feed(continuation=whole)
+    out = {"whole": [change(r) for r in rows], "pInRange": p_in_rng}
+    out["partition"] = [change(r) for r in feed(continuation=part)[0]]
+    out["range"] = [change(r) for r in feed(continuation=ranged)[0]]
+    # Nothing new since: an empty page.
+    out["again"] = len(feed(continuation=whole2)[0])
+    return out
+
+
 SCENARIOS = {"crud": crud, "queries": queries, "ranges": ranges, "gateway": gateway,
-             "hybrid_search": hybrid_search}
+             "hybrid_search": hybrid_search, "all-versions": all_versions}
 
 if __name__ == "__main__":
     name = sys.argv[1]
