@@ -30,9 +30,15 @@ import (
 // lapse is older than anything kept and answers the service's 400 for
 // changes past retention, as does one older than the versions kept.
 
-// maxVersions is how many versions of a container the log keeps at least;
-// it drops the oldest quarter once it holds a quarter more.
-const maxVersions = 10000
+// maxVersions is how many versions of a container the log keeps at least,
+// unless they are more than maxVersionBytes; it drops the oldest once it
+// holds a quarter more, down to maxVersions and three quarters of
+// maxVersionBytes. The bytes bound keeps a container of large documents
+// from holding thousands of them in memory for a mode few clients read.
+const (
+	maxVersions     = 10000
+	maxVersionBytes = 16 << 20
+)
 
 // versionMetaBytes is about what a row of the feed adds to its document
 // (its metadata), for the size of a page.
@@ -60,9 +66,10 @@ type version struct {
 
 // versionLog is the versions of one container, oldest first.
 type versionLog struct {
-	base uint64 // every position is above it
-	next uint64 // the position of the next version
-	recs []version
+	base  uint64 // every position is above it
+	next  uint64 // the position of the next version
+	recs  []version
+	bytes int // of the documents in recs
 }
 
 // floor is the last position whose successors are all kept: a read after
@@ -110,8 +117,15 @@ func (v *versionLogs) add(k core.EntityKey, base uint64, rec version) {
 	l.next++
 	v.high = max(v.high, rec.pos)
 	l.recs = append(l.recs, rec)
-	if len(l.recs) > maxVersions+maxVersions/4 {
-		drop := len(l.recs) - maxVersions
+	l.bytes += len(rec.body)
+	if len(l.recs) > maxVersions+maxVersions/4 || l.bytes > maxVersionBytes {
+		drop := max(len(l.recs)-maxVersions, 0)
+		for _, r := range l.recs[:drop] {
+			l.bytes -= len(r.body)
+		}
+		for ; drop < len(l.recs)-1 && l.bytes > maxVersionBytes*3/4; drop++ {
+			l.bytes -= len(l.recs[drop].body)
+		}
 		clear(l.recs[:drop])
 		l.recs = append(l.recs[:0], l.recs[drop:]...)
 	}

@@ -63,3 +63,27 @@ func TestVersionLogKeepsTheLatestAndRefusesOlderContinuations(t *testing.T) {
 		t.Errorf("a new log starts at %d, at or below the positions of the old one (to %d)", end, base+n)
 	}
 }
+
+func TestVersionLogKeepsItsDocumentsWithinABytesBound(t *testing.T) {
+	// Large documents are dropped by their bytes before their count: 1 MiB
+	// each, the log holds no more than maxVersionBytes of them, and at
+	// least the latest.
+	var v versionLogs
+	k := core.EntityKey{Protocol: core.Cosmos, Name: "db/c"}
+	body := make([]byte, 1<<20)
+	for i := range 3 * maxVersionBytes >> 20 {
+		v.add(k, 1000, version{op: opCreate, group: `["p"]`, id: itoa(uint64(i)), body: body})
+	}
+	l := v.logs[k]
+	sum := 0
+	for _, r := range l.recs {
+		sum += len(r.body)
+	}
+	if l.bytes != sum || sum > maxVersionBytes || len(l.recs) < maxVersionBytes>>21 {
+		t.Errorf("kept %d versions of %d bytes (counted %d), want at most %d bytes and at least %d versions",
+			len(l.recs), sum, l.bytes, maxVersionBytes, maxVersionBytes>>21)
+	}
+	if last := l.recs[len(l.recs)-1]; last.id != itoa(uint64(3*maxVersionBytes>>20-1)) {
+		t.Errorf("the latest kept is %s", last.id)
+	}
+}
