@@ -268,6 +268,15 @@ func (e *Engine) unlockItem(x *item, now time.Time) {
 // the item expires at once if its expiry passed by at.
 func (e *Engine) unlockItemAt(x *item, at, now time.Time) {
 	ent := x.ent
+	if x.fromDeferred {
+		// Taken by its sequence number, it goes back where it was taken
+		// from: it stays deferred, reachable only by TakeDeferred, and
+		// expires only when taken (SB-9). The store holds it deferred.
+		x.fromDeferred = false
+		e.setState(x, Deferred)
+		x.LockedUntil = time.Time{}
+		return
+	}
 	e.setState(x, Active)
 	x.LockedUntil = time.Time{}
 	readyQueue(x).insert(x)

@@ -219,6 +219,7 @@ func (e *Engine) Defer(now time.Time, k EntityKey, seq uint64) (*Commit, error) 
 
 // deferItem sets locked item x aside (SB-9).
 func (e *Engine) deferItem(x *item) {
+	x.fromDeferred = false
 	e.setState(x, Deferred)
 	x.LockedUntil = time.Time{}
 	e.putOp(x.ent, x)
@@ -239,6 +240,7 @@ func (e *Engine) TakeDeferred(now time.Time, k EntityKey, seq uint64, lockUntil 
 			return none{}, nil
 		}
 		e.lockItem(x, lockUntil)
+		x.fromDeferred = true
 		it, found = x.Item, true
 		return none{}, nil
 	})

@@ -147,6 +147,7 @@ func (e *Engine) TakeDeferredSession(now time.Time, k EntityKey, group, holder s
 			return none{}, nil
 		}
 		e.lockSessionItem(s, x)
+		x.fromDeferred = true
 		it, found = x.Item, true
 		return none{}, nil
 	})

@@ -51,6 +51,10 @@ type item struct {
 	removed bool
 	chained bool   // in its entity's expiry chain, with no timer of its own
 	chainN  uint64 // its join number in the chain, when chained
+	// fromDeferred marks a locked item handed out by TakeDeferred or
+	// TakeDeferredSession: a lock that ends unsettled (abandoned, released,
+	// lost) sets it aside again rather than making it active (SB-9).
+	fromDeferred bool
 }
 
 func newEntity(en Entity) *entity {

@@ -156,6 +156,14 @@ func (n *node) maxDeliveryCount() int32 {
 // (its dead-letter queues are not).
 func (n *node) requiresSession() bool { return n.sessions }
 
+// live reports whether the node's entity is still there.
+func (n *node) live() bool {
+	if n.sub != nil {
+		return n.sub.live()
+	}
+	return n.queue.live()
+}
+
 // signal wakes the node's waiting receivers.
 func (n *node) signal() {
 	n.mu.Lock()

@@ -1,6 +1,7 @@
 package servicebus
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -94,12 +95,40 @@ func (v *msgView) System(name string) (any, bool) {
 	return nil, false
 }
 
+// userIndex is the index of application property name in the message:
+// the one of that exact name, else the first whose name differs in case
+// only, else -1. SQL filters and actions name user properties without
+// regard to case (Color = 'yellow' matches a message's color: the SDKs'
+// own tests against the service).
+func (v *msgView) userIndex(name string) int {
+	fold := -1
+	for i, kv := range v.m.ApplicationProperties {
+		k, ok := kv.Key.(string)
+		switch {
+		case !ok:
+		case k == name:
+			return i
+		case fold < 0 && strings.EqualFold(k, name):
+			fold = i
+		}
+	}
+	return fold
+}
+
 // User implements sqlfilter.Message.
 func (v *msgView) User(name string) (any, bool) {
 	for _, kv := range v.m.ApplicationProperties {
 		if k, ok := kv.Key.(string); ok && k == name {
 			return kv.Value, true
 		}
+	}
+	return nil, false
+}
+
+// UserFold implements sqlfilter.Message.
+func (v *msgView) UserFold(name string) (any, bool) {
+	if i := v.userIndex(name); i >= 0 {
+		return v.m.ApplicationProperties[i].Value, true
 	}
 	return nil, false
 }
@@ -139,10 +168,16 @@ func (v *msgView) SetSystem(name string, val any) error {
 
 // SetUser implements sqlfilter.MutableMessage.
 func (v *msgView) SetUser(name string, val any) {
-	v.m.ApplicationProperties = v.m.ApplicationProperties.Set(name, val)
+	if i := v.userIndex(name); i >= 0 {
+		v.m.ApplicationProperties[i].Value = val
+		return
+	}
+	v.m.ApplicationProperties = append(v.m.ApplicationProperties, amqp.KV{Key: name, Value: val})
 }
 
 // RemoveUser implements sqlfilter.MutableMessage.
 func (v *msgView) RemoveUser(name string) {
-	v.m.ApplicationProperties = v.m.ApplicationProperties.Delete(name)
+	for i := v.userIndex(name); i >= 0; i = v.userIndex(name) {
+		v.m.ApplicationProperties = slices.Delete(v.m.ApplicationProperties, i, i+1)
+	}
 }

@@ -295,7 +295,13 @@ func encodeDelivery(dst []byte, n *node, it *core.Item, d delivery) ([]byte, err
 		ann = ann.Set(amqp.Symbol(annMessageState), stateScheduled)
 		ann = ann.Set(amqp.Symbol(annScheduledEnqueueTime), it.ScheduledAt.UTC())
 	default:
-		if it.State == core.Locked && d.peek {
+		switch {
+		case !it.ScheduledAt.IsZero():
+			// A message sent scheduled is shown so for good, once it is
+			// enqueued too, received or peeked, as the service shows it
+			// (the SDKs' own tests read its state).
+			ann = ann.Set(amqp.Symbol(annMessageState), stateScheduled)
+		case it.State == core.Locked && d.peek:
 			ann = ann.Set(amqp.Symbol(annMessageState), stateActive)
 		}
 	}

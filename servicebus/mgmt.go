@@ -68,6 +68,25 @@ func (c *conn) mgmtRequest(l *link, id uint32, settled bool, body []byte) {
 	}()
 }
 
+// mgmtNode is the node a management request on link l is about: the
+// entity its address names when the request comes. A management link
+// outlives its entity, and the SDKs keep theirs open across a delete: the
+// service serves a request on it about the entity of that name made
+// since (the Java SDK's rule manager listed a deleted subscription's
+// rules). A queue's node is the one l attached to while that queue lives.
+func (s *Server) mgmtNode(l *link) *node {
+	n := l.node
+	if n == nil || n.live() {
+		return n
+	}
+	if ad, ok := parseAddress(l.addr); ok {
+		if now := s.resolve(ad); now != nil {
+			return now
+		}
+	}
+	return nil
+}
+
 func ok(body amqp.Map) mgmtResult { return mgmtResult{status: 200, desc: "OK", body: body} }
 
 func failed(err error) mgmtResult {
@@ -84,7 +103,7 @@ func failed(err error) mgmtResult {
 // mgmt runs one management operation; rs is the session it is about, if
 // any.
 func (s *Server) mgmt(l *link, op string, req amqp.Map, rs reqSession) mgmtResult {
-	n := l.node
+	n := s.mgmtNode(l)
 	if n == nil && op != opSchedule && op != opCancelSchedule {
 		return failed(notFound(l.path))
 	}

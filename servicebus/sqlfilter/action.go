@@ -13,9 +13,10 @@ type MutableMessage interface {
 	// ScheduledEnqueueTimeUtc, time.Duration for TimeToLive). An error
 	// fails the action.
 	SetSystem(name string, v any) error
-	// SetUser sets an application property, adding it if need be.
+	// SetUser sets an application property, the one UserFold finds, adding
+	// it if there is none.
 	SetUser(name string, v any)
-	// RemoveUser removes an application property, if present.
+	// RemoveUser removes the application properties UserFold would find.
 	RemoveUser(name string)
 }
 
@@ -124,7 +125,7 @@ func (a *Action) Apply(m MutableMessage) error {
 			}
 			continue
 		}
-		if old, ok := m.User(st.name); ok && v.k != kNull {
+		if old, ok := m.UserFold(st.name); ok && v.k != kNull {
 			if o := fromGo(old); o.k != kNull && o.k != kOther {
 				if v, err = convert(v, o.k); err != nil {
 					return err

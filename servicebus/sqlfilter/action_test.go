@@ -44,6 +44,12 @@ func TestApply(t *testing.T) {
 			wantUser: map[string]any{"a": int64(22), "b": int64(20)},
 		},
 		{
+			name:     "PropertyNamesCaseInsensitive",
+			expr:     "SET Color = COLOR + '!'; REMOVE SIZE",
+			before:   testMessage{user: map[string]any{"color": "red", "size": 3}},
+			wantUser: map[string]any{"color": "red!"},
+		},
+		{
 			name:     "KeywordsCaseInsensitive",
 			expr:     "set a = 1; remove b",
 			before:   testMessage{user: map[string]any{"b": 1}},

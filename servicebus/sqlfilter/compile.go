@@ -29,7 +29,7 @@ func compileExpr(n *node) evalFn {
 			}
 		}
 		return func(m Message) (value, error) {
-			v, ok := m.User(name)
+			v, ok := m.UserFold(name)
 			if !ok {
 				return null, nil
 			}
@@ -44,7 +44,7 @@ func compileExpr(n *node) evalFn {
 			if err != nil || name.k == kNull {
 				return null, err
 			}
-			v, ok := m.User(name.text())
+			v, ok := m.UserFold(name.text())
 			if !ok {
 				return null, nil
 			}
@@ -141,7 +141,7 @@ func compilePred(n *node) predFn {
 			}
 		}
 		return func(m Message) (truth, error) {
-			_, ok := m.User(name)
+			_, ok := m.UserFold(name)
 			return truthOf(ok), nil
 		}
 	}

@@ -11,11 +11,12 @@
 //     case-insensitive. A property is [sys.|user.]name, where name is a
 //     regular identifier (a letter, then letters, digits and '_'), a
 //     [delimited identifier] or a "quoted identifier"; user is the default
-//     scope. System property names are case-insensitive ("sys.label"), and
-//     sys.Subject is sys.Label. User property names are looked up exactly:
-//     the article says property names are case-insensitive, but the broker
-//     looks application properties up in the message's dictionary, which is
-//     case-sensitive, as AMQP application properties are.
+//     scope. Property names are case-insensitive, as the article says:
+//     "sys.label" is sys.Label, sys.Subject is sys.Label, and "Color" names
+//     a message's application property color (the SDKs' own tests against
+//     the service rely on it). A Message implementation resolves a user
+//     property's case: the one of that exact name first, else the first
+//     that differs in case only.
 //   - Naming a system property that does not exist is a compile error; a
 //     missing user property is unknown, as is NULL and a nil value.
 //   - Logic is three-valued (the article's AND and OR tables); a filter

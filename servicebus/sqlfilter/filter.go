@@ -17,8 +17,13 @@ type Message interface {
 	// ("MessageId", "Label", ...); the parser resolves case and the Subject
 	// alias.
 	System(name string) (any, bool)
-	// User returns an application property.
+	// User returns an application property by its exact name (a
+	// correlation filter's properties).
 	User(name string) (any, bool)
+	// UserFold returns an application property by a SQL expression's name
+	// for it, whose case does not matter: the property of that exact name,
+	// else the first whose name differs in case only.
+	UserFold(name string) (any, bool)
 }
 
 // Filter is a compiled SQL filter expression, safe for concurrent use.

@@ -136,7 +136,7 @@ var matchCases = []matchCase{
 	{name: "ExistsNilValue", expr: "EXISTS(nothing)", want: true},
 	{name: "ExistsSys", expr: "EXISTS(sys.Label) AND NOT EXISTS(sys.SessionId)", want: true},
 	{name: "ExistsDelimited", expr: "EXISTS([my prop])", want: true},
-	{name: "UserPropertiesCaseSensitive", expr: "EXISTS(Color)", want: false},
+	{name: "UserPropertyNamesCaseInsensitive", expr: "EXISTS(Color) AND COLOR = 'blue'", want: true},
 	{name: "SysDelimitedName", expr: "sys.[label] = 'Store42' AND user.[my prop] = 'spaced'", want: true},
 	{name: "DelimitedKeywordName", expr: "[Not] = 'keyword-named'", want: true},
 

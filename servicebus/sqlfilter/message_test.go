@@ -1,6 +1,9 @@
 package sqlfilter
 
 import (
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -16,6 +19,14 @@ var _ MutableMessage = (*testMessage)(nil)
 func (m *testMessage) System(name string) (any, bool) { v, ok := m.sys[name]; return v, ok }
 func (m *testMessage) User(name string) (any, bool)   { v, ok := m.user[name]; return v, ok }
 
+// UserFold resolves the name's case as servicebus's msgView does: the
+// exact name, else one differing in case only (the first in sorted order
+// here).
+func (m *testMessage) UserFold(name string) (any, bool) {
+	v, ok := m.user[m.foldKey(name)]
+	return v, ok
+}
+
 func (m *testMessage) SetSystem(name string, v any) error {
 	if m.sys == nil {
 		m.sys = map[string]any{}
@@ -24,14 +35,33 @@ func (m *testMessage) SetSystem(name string, v any) error {
 	return nil
 }
 
+// foldKey is the key of m.user that UserFold finds for name, or name.
+func (m *testMessage) foldKey(name string) string {
+	if _, ok := m.user[name]; ok {
+		return name
+	}
+	for _, k := range slices.Sorted(maps.Keys(m.user)) {
+		if strings.EqualFold(k, name) {
+			return k
+		}
+	}
+	return name
+}
+
 func (m *testMessage) SetUser(name string, v any) {
 	if m.user == nil {
 		m.user = map[string]any{}
 	}
-	m.user[name] = v
+	m.user[m.foldKey(name)] = v
 }
 
-func (m *testMessage) RemoveUser(name string) { delete(m.user, name) }
+func (m *testMessage) RemoveUser(name string) {
+	for k := m.foldKey(name); hasKey(m.user, k); k = m.foldKey(name) {
+		delete(m.user, k)
+	}
+}
+
+func hasKey(m map[string]any, k string) bool { _, ok := m[k]; return ok }
 
 var enqueued = time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
 
