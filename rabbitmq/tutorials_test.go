@@ -137,3 +137,22 @@ func TestTutorialsPython(t *testing.T) {
 	t.Run("HelloWorld", func(t *testing.T) { checkHelloWorld(t, runner(MustServer(t))) })
 	t.Run("WorkQueues", func(t *testing.T) { checkWorkQueues(t, runner(MustServer(t))) })
 }
+
+// issue 27: the same Python program, unchanged, with the current pika of
+// requirements.txt ($LAPSE_PYTHON_SDK's venv).
+func TestTutorialsPythonCurrentPika(t *testing.T) {
+	python := pythonSDK(t)
+	prog, err := filepath.Abs(filepath.Join("testdata", "tutorials", "tutorials.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := func(f *fixture) tutorialRun {
+		return func(t *testing.T, command string, args ...string) *program {
+			t.Helper()
+			env := []string{"PYTHONUNBUFFERED=1", "RABBITMQ_URL=" + f.url}
+			return startProgram(t, "", env, python, append([]string{prog, command}, args...)...)
+		}
+	}
+	t.Run("HelloWorld", func(t *testing.T) { checkHelloWorld(t, runner(MustServer(t))) })
+	t.Run("WorkQueues", func(t *testing.T) { checkWorkQueues(t, runner(MustServer(t))) })
+}
