@@ -49,7 +49,11 @@ func mavenArgs() []string {
 	return args
 }
 
-func TestIssue27_JavaClients(t *testing.T) {
+// runMavenTests runs `mvn test` (only the tests of filter, Surefire's
+// -Dtest, when not empty) in javaDir with env, and checks that exactly
+// the tests of want (class: its test methods) ran and passed.
+func runMavenTests(t *testing.T, env []string, filter string, want map[string][]string) {
+	t.Helper()
 	mvn, err := exec.LookPath("mvn")
 	if err != nil {
 		clienttest.Need(t, "no mvn on PATH")
@@ -59,20 +63,12 @@ func TestIssue27_JavaClients(t *testing.T) {
 	if err := os.RemoveAll(reports); err != nil {
 		t.Fatal(err)
 	}
-	// The Java client, as the AMQP URI spec says, reads a path of "/" as
-	// the vhost "" (RabbitMQ, like lapse, has none: 530 NOT_ALLOWED); the
-	// URL without a path means the default vhost "/".
-	f := MustServer(t)
-	a := MustManagement(t, f)
-	env := []string{"LAPSE_AMQP_URL=" + strings.TrimSuffix(f.url, "/"), "LAPSE_CONTROL_URL=" + MustClockControl(t, f),
-		"LAPSE_MANAGEMENT_URL=http://guest:guest@" + strings.TrimPrefix(a.base, "http://")}
-	// wait fails the test, with Maven's output, when a test failed.
-	startProgram(t, javaDir, env, mvn, append(mavenArgs(), "test")...).wait(5 * time.Minute)
-	// Every test of both classes ran and passed.
-	want := map[string][]string{
-		"lapse.AmqpClientTest":   {"publishWithConfirmsConsumeWithManualAck", "recoversAfterManagementClose", "ttlIntoDeadLetterExchange"},
-		"lapse.SpringRabbitTest": {"adminDeclarations", "listenerContainerWithTtlQueueAndDeadLetterExchange"},
+	args := append(mavenArgs(), "test")
+	if filter != "" {
+		args = append(args, "-Dtest="+filter)
 	}
+	// wait fails the test, with Maven's output, when a test failed.
+	startProgram(t, javaDir, env, mvn, args...).wait(5 * time.Minute)
 	for class, cases := range want {
 		b, err := os.ReadFile(filepath.Join(reports, "TEST-"+class+".xml"))
 		if err != nil {
@@ -96,4 +92,34 @@ func TestIssue27_JavaClients(t *testing.T) {
 				class, passed, s.Tests, s.Failures, s.Errors, s.Skipped, cases)
 		}
 	}
+}
+
+// issue 27: every JUnit test of testdata/java against lapse.
+func TestIssue27_JavaClients(t *testing.T) {
+	f := MustServer(t)
+	a := MustManagement(t, f)
+	// The Java client, as the AMQP URI spec says, reads a path of "/" as
+	// the vhost "" (RabbitMQ, like lapse, has none: 530 NOT_ALLOWED); the
+	// URL without a path means the default vhost "/".
+	env := []string{"LAPSE_AMQP_URL=" + strings.TrimSuffix(f.url, "/"), "LAPSE_CONTROL_URL=" + MustClockControl(t, f),
+		"LAPSE_MANAGEMENT_URL=http://guest:guest@" + strings.TrimPrefix(a.base, "http://")}
+	runMavenTests(t, env, "", map[string][]string{
+		"lapse.AmqpClientTest":   {"publishWithConfirmsConsumeWithManualAck", "recoversAfterManagementClose", "ttlIntoDeadLetterExchange"},
+		"lapse.SpringRabbitTest": {"adminDeclarations", "listenerContainerWithTtlQueueAndDeadLetterExchange"},
+	})
+}
+
+// issue 27: the Java client's automatic recovery after a management-API
+// close, against a real RabbitMQ (LAPSE_DIFF_RABBITMQ_URL and
+// _MANAGEMENT_URL, as in CI, which must set them), so that what
+// TestIssue27_JavaClients asserts of lapse is what the broker does.
+func TestIssue27_JavaRecoveryOnRabbitMQ(t *testing.T) {
+	url, mgmt := os.Getenv("LAPSE_DIFF_RABBITMQ_URL"), os.Getenv("LAPSE_DIFF_RABBITMQ_MANAGEMENT_URL")
+	if url == "" || mgmt == "" {
+		clienttest.Need(t, "LAPSE_DIFF_RABBITMQ_URL and LAPSE_DIFF_RABBITMQ_MANAGEMENT_URL name no RabbitMQ")
+	}
+	env := []string{"LAPSE_AMQP_URL=" + strings.TrimSuffix(url, "/"), "LAPSE_MANAGEMENT_URL=" + mgmt}
+	runMavenTests(t, env, "AmqpClientTest#recoversAfterManagementClose", map[string][]string{
+		"lapse.AmqpClientTest": {"recoversAfterManagementClose"},
+	})
 }

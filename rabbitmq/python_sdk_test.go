@@ -1,6 +1,7 @@
 package rabbitmq_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -83,7 +84,7 @@ func TestIssue27_PythonCurrentClientsDeadLetter(t *testing.T) {
 	}
 }
 
-// issue 27: a consumer goes on after the test closed its connection
+// issue 27: against lapse and a real RabbitMQ, a consumer goes on after the test closed its connection
 // through the management API (DELETE /api/connections/{name}, 320
 // CONNECTION_FORCED with the X-Reason text): pika 1.4 by connecting
 // again itself, aio-pika 10 by its robust connection's own recovery of
@@ -108,11 +109,32 @@ func TestIssue27_PythonCurrentClientsReconnect(t *testing.T) {
 		{"aio-reconnect", currentReconnect{Before: []string{"m1"}, DeleteStatus: 204, Reconnected: true,
 			After: []string{"m2"}, ListedAfter: 1, NewConnection: true}},
 	} {
-		t.Run(c.scenario, func(t *testing.T) {
-			got := runPython(t, python, "current_clients.py", c.scenario, pythonEnv(t), c.want)
-			if diff := cmp.Diff(c.want, got); diff != "" {
-				t.Errorf("%s (-want +got):\n%s", c.scenario, diff)
-			}
-		})
+		for target, env := range recoveryTargets(t) {
+			t.Run(c.scenario+"/"+target, func(t *testing.T) {
+				if env == nil {
+					env = pythonEnv(t)
+				}
+				got := runPython(t, python, "current_clients.py", c.scenario, env, c.want)
+				if diff := cmp.Diff(c.want, got); diff != "" {
+					t.Errorf("%s against %s (-want +got):\n%s", c.scenario, target, diff)
+				}
+			})
+		}
 	}
+}
+
+// recoveryTargets are the brokers a recovery scenario runs against, each
+// with its environment: lapse (nil: a fresh server for each run) and, when
+// LAPSE_DIFF_RABBITMQ_URL and LAPSE_DIFF_RABBITMQ_MANAGEMENT_URL name one
+// (as in CI, which must), a real RabbitMQ, so lapse's side is checked
+// against the broker's.
+func recoveryTargets(t *testing.T) map[string][]string {
+	t.Helper()
+	targets := map[string][]string{"lapse": nil}
+	if url, mgmt := os.Getenv("LAPSE_DIFF_RABBITMQ_URL"), os.Getenv("LAPSE_DIFF_RABBITMQ_MANAGEMENT_URL"); url != "" && mgmt != "" {
+		targets["rabbitmq"] = []string{"LAPSE_AMQP_URL=" + url, "LAPSE_MANAGEMENT_URL=" + mgmt}
+	} else if os.Getenv("CI") != "" {
+		t.Error("CI must run this against RabbitMQ too: LAPSE_DIFF_RABBITMQ_URL and _MANAGEMENT_URL are not set")
+	}
+	return targets
 }
