@@ -137,3 +137,109 @@ func TestTutorialsPython(t *testing.T) {
 	t.Run("HelloWorld", func(t *testing.T) { checkHelloWorld(t, runner(MustServer(t))) })
 	t.Run("WorkQueues", func(t *testing.T) { checkWorkQueues(t, runner(MustServer(t))) })
 }
+
+// issue 27: the same Python program, unchanged, with the current pika of
+// requirements.txt ($LAPSE_PYTHON_SDK's venv).
+func TestTutorialsPythonCurrentPika(t *testing.T) {
+	python := pythonSDK(t)
+	prog, err := filepath.Abs(filepath.Join("testdata", "tutorials", "tutorials.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := func(f *fixture) tutorialRun {
+		return func(t *testing.T, command string, args ...string) *program {
+			t.Helper()
+			env := []string{"PYTHONUNBUFFERED=1", "RABBITMQ_URL=" + f.url}
+			return startProgram(t, "", env, python, append([]string{prog, command}, args...)...)
+		}
+	}
+	t.Run("HelloWorld", func(t *testing.T) { checkHelloWorld(t, runner(MustServer(t))) })
+	t.Run("WorkQueues", func(t *testing.T) { checkWorkQueues(t, runner(MustServer(t))) })
+}
+
+// checkPublishSubscribe runs tutorial 3's flow: two listeners, each with
+// a queue of its own bound to the fanout exchange, both get every line.
+func checkPublishSubscribe(t *testing.T, run tutorialRun) {
+	t.Helper()
+	listeners := []*program{run(t, "listen"), run(t, "listen")}
+	for _, l := range listeners {
+		l.waitFor(tutorialTimeout, "waiting on logs\n")
+	}
+	for _, line := range []string{"disk almost full", "backup done"} {
+		if out, want := run(t, "emit", strings.Fields(line)...).wait(tutorialTimeout), "emitted: "+line+"\n"; out != want {
+			t.Errorf("emit printed %q, want %q", out, want)
+		}
+	}
+	for i, l := range listeners {
+		l.waitFor(tutorialTimeout, "got: disk almost full\n", "got: backup done\n")
+		if out := l.interrupt(); strings.Count(out, "got: ") != 2 {
+			t.Errorf("listener %d got other than the two lines:\n%s", i+1, out)
+		}
+	}
+}
+
+// checkKeyedRouting runs the flow of tutorial 4 (publish and subscribe
+// commands log and watch, direct exchange) or 5 (tell and hear, topic
+// exchange): each subscriber, bound with its keys, gets exactly the
+// messages whose key they match.
+func checkKeyedRouting(t *testing.T, run tutorialRun, publish, subscribe string, subscribers [][]string, sent []string, got [][]string) {
+	t.Helper()
+	var subs []*program
+	for _, keys := range subscribers {
+		s := run(t, subscribe, keys...)
+		s.waitFor(tutorialTimeout, "waiting on "+strings.Join(keys, ",")+"\n")
+		subs = append(subs, s)
+	}
+	verb := map[string]string{"log": "logged", "tell": "told"}[publish]
+	for _, key := range sent {
+		out := run(t, publish, key, "note", "for", key).wait(tutorialTimeout)
+		if want := verb + " " + key + ": note for " + key + "\n"; out != want {
+			t.Errorf("%s printed %q, want %q", publish, out, want)
+		}
+	}
+	for i, s := range subs {
+		var lines []string
+		for _, key := range got[i] {
+			lines = append(lines, "got "+key+": note for "+key+"\n")
+		}
+		s.waitFor(tutorialTimeout, lines...)
+		// What was not routed to it would have come before the last one
+		// that was (one queue, in order); a short look after catches
+		// the rest.
+		time.Sleep(200 * time.Millisecond)
+		if out := s.interrupt(); strings.Count(out, "got ") != len(lines) {
+			t.Errorf("subscriber %d (%v) got other than %v:\n%s", i+1, subscribers[i], got[i], out)
+		}
+	}
+}
+
+// issue 27: the Java program (amqp-client 5.x, testdata/java's Tutorials,
+// built by .ci/run), tutorials 1 to 5.
+func TestTutorialsJava(t *testing.T) {
+	java, cp := clienttest.Java(t, javaDir)
+	runner := func(f *fixture) tutorialRun {
+		return func(t *testing.T, command string, args ...string) *program {
+			t.Helper()
+			// The Java client reads a URL path of "/" as the vhost "".
+			env := []string{"RABBITMQ_URL=" + strings.TrimSuffix(f.url, "/")}
+			return startProgram(t, "", env, java, append([]string{"-cp", cp, "lapse.Tutorials", command}, args...)...)
+		}
+	}
+	t.Run("HelloWorld", func(t *testing.T) { checkHelloWorld(t, runner(MustServer(t))) })
+	t.Run("WorkQueues", func(t *testing.T) { checkWorkQueues(t, runner(MustServer(t))) })
+	t.Run("PublishSubscribe", func(t *testing.T) { checkPublishSubscribe(t, runner(MustServer(t))) })
+	t.Run("Routing", func(t *testing.T) {
+		checkKeyedRouting(t, runner(MustServer(t)), "log", "watch",
+			[][]string{{"error"}, {"info", "warning", "error"}},
+			[]string{"info", "error", "debug", "warning"},
+			[][]string{{"error"}, {"info", "error", "warning"}})
+	})
+	t.Run("Topics", func(t *testing.T) {
+		checkKeyedRouting(t, runner(MustServer(t)), "tell", "hear",
+			[][]string{{"kern.*"}, {"*.critical"}, {"#"}, {"kern.#", "*.*.rabbit"}},
+			[]string{"kern.critical", "kern.info", "cron.critical", "quick.orange.rabbit", "lazy"},
+			[][]string{{"kern.critical", "kern.info"}, {"kern.critical", "cron.critical"},
+				{"kern.critical", "kern.info", "cron.critical", "quick.orange.rabbit", "lazy"},
+				{"kern.critical", "kern.info", "quick.orange.rabbit"}})
+	})
+}
