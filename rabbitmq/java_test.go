@@ -1,11 +1,7 @@
 package rabbitmq_test
 
 import (
-	"encoding/xml"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -25,75 +21,6 @@ import (
 // javaDir is the Maven project of the Java clients.
 const javaDir = "testdata/java"
 
-// surefireSuite is what a Surefire XML report says of one test class.
-type surefireSuite struct {
-	Name     string `xml:"name,attr"`
-	Tests    int    `xml:"tests,attr"`
-	Failures int    `xml:"failures,attr"`
-	Errors   int    `xml:"errors,attr"`
-	Skipped  int    `xml:"skipped,attr"`
-	Cases    []struct {
-		Name    string    `xml:"name,attr"`
-		Failure *struct{} `xml:"failure"`
-		Error   *struct{} `xml:"error"`
-	} `xml:"testcase"`
-}
-
-// mavenArgs are mvn's arguments before the goals: batch mode, and the
-// local repository offline when $LAPSE_MAVEN_REPO names one.
-func mavenArgs() []string {
-	args := []string{"-B", "-q"}
-	if repo := os.Getenv("LAPSE_MAVEN_REPO"); repo != "" {
-		args = append(args, "-o", "-Dmaven.repo.local="+repo)
-	}
-	return args
-}
-
-// runMavenTests runs `mvn test` (only the tests of filter, Surefire's
-// -Dtest, when not empty) in javaDir with env, and checks that exactly
-// the tests of want (class: its test methods) ran and passed.
-func runMavenTests(t *testing.T, env []string, filter string, want map[string][]string) {
-	t.Helper()
-	mvn, err := exec.LookPath("mvn")
-	if err != nil {
-		clienttest.Need(t, "no mvn on PATH")
-	}
-	clienttest.Java(t, javaDir) // built: .ci/run's mvn test-compile
-	reports := filepath.Join(javaDir, "target", "surefire-reports")
-	if err := os.RemoveAll(reports); err != nil {
-		t.Fatal(err)
-	}
-	args := append(mavenArgs(), "test")
-	if filter != "" {
-		args = append(args, "-Dtest="+filter)
-	}
-	// wait fails the test, with Maven's output, when a test failed.
-	startProgram(t, javaDir, env, mvn, args...).wait(5 * time.Minute)
-	for class, cases := range want {
-		b, err := os.ReadFile(filepath.Join(reports, "TEST-"+class+".xml"))
-		if err != nil {
-			t.Errorf("no Surefire report of %s: %v", class, err)
-			continue
-		}
-		var s surefireSuite
-		if err := xml.Unmarshal(b, &s); err != nil {
-			t.Errorf("%s's report: %v", class, err)
-			continue
-		}
-		var passed []string
-		for _, c := range s.Cases {
-			if c.Failure == nil && c.Error == nil {
-				passed = append(passed, c.Name)
-			}
-		}
-		sort.Strings(passed)
-		if strings.Join(passed, ",") != strings.Join(cases, ",") || s.Skipped != 0 {
-			t.Errorf("%s: passed %v (%d tests, %d failures, %d errors, %d skipped), want %v",
-				class, passed, s.Tests, s.Failures, s.Errors, s.Skipped, cases)
-		}
-	}
-}
-
 // issue 27: every JUnit test of testdata/java against lapse.
 func TestIssue27_JavaClients(t *testing.T) {
 	f := MustServer(t)
@@ -103,7 +30,7 @@ func TestIssue27_JavaClients(t *testing.T) {
 	// URL without a path means the default vhost "/".
 	env := []string{"LAPSE_AMQP_URL=" + strings.TrimSuffix(f.url, "/"), "LAPSE_CONTROL_URL=" + MustClockControl(t, f),
 		"LAPSE_MANAGEMENT_URL=http://guest:guest@" + strings.TrimPrefix(a.base, "http://")}
-	runMavenTests(t, env, "", map[string][]string{
+	clienttest.MavenTests(t, javaDir, env, "", 5*time.Minute, map[string][]string{
 		"lapse.AmqpClientTest":   {"publishWithConfirmsConsumeWithManualAck", "recoversAfterManagementClose", "ttlIntoDeadLetterExchange"},
 		"lapse.SpringRabbitTest": {"adminDeclarations", "listenerContainerWithTtlQueueAndDeadLetterExchange"},
 	})
@@ -119,7 +46,7 @@ func TestIssue27_JavaRecoveryOnRabbitMQ(t *testing.T) {
 		clienttest.Need(t, "LAPSE_DIFF_RABBITMQ_URL and LAPSE_DIFF_RABBITMQ_MANAGEMENT_URL name no RabbitMQ")
 	}
 	env := []string{"LAPSE_AMQP_URL=" + strings.TrimSuffix(url, "/"), "LAPSE_MANAGEMENT_URL=" + mgmt}
-	runMavenTests(t, env, "AmqpClientTest#recoversAfterManagementClose", map[string][]string{
+	clienttest.MavenTests(t, javaDir, env, "AmqpClientTest#recoversAfterManagementClose", 5*time.Minute, map[string][]string{
 		"lapse.AmqpClientTest": {"recoversAfterManagementClose"},
 	})
 }
