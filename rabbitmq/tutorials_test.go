@@ -136,6 +136,7 @@ func TestTutorialsPython(t *testing.T) {
 	}
 	t.Run("HelloWorld", func(t *testing.T) { checkHelloWorld(t, runner(MustServer(t))) })
 	t.Run("WorkQueues", func(t *testing.T) { checkWorkQueues(t, runner(MustServer(t))) })
+	checkExchangeTutorials(t, runner)
 }
 
 // issue 27: the same Python program, unchanged, with the current pika of
@@ -155,6 +156,28 @@ func TestTutorialsPythonCurrentPika(t *testing.T) {
 	}
 	t.Run("HelloWorld", func(t *testing.T) { checkHelloWorld(t, runner(MustServer(t))) })
 	t.Run("WorkQueues", func(t *testing.T) { checkWorkQueues(t, runner(MustServer(t))) })
+	checkExchangeTutorials(t, runner)
+}
+
+// checkExchangeTutorials runs tutorials 3 to 5, each against a server of
+// its own, with the program runner gives.
+func checkExchangeTutorials(t *testing.T, runner func(*fixture) tutorialRun) {
+	t.Helper()
+	t.Run("PublishSubscribe", func(t *testing.T) { checkPublishSubscribe(t, runner(MustServer(t))) })
+	t.Run("Routing", func(t *testing.T) {
+		checkKeyedRouting(t, runner(MustServer(t)), "log", "watch",
+			[][]string{{"error"}, {"info", "warning", "error"}},
+			[]string{"info", "error", "debug", "warning"},
+			[][]string{{"error"}, {"info", "error", "warning"}})
+	})
+	t.Run("Topics", func(t *testing.T) {
+		checkKeyedRouting(t, runner(MustServer(t)), "tell", "hear",
+			[][]string{{"kern.*"}, {"*.critical"}, {"#"}, {"kern.#", "*.*.rabbit"}},
+			[]string{"kern.critical", "kern.info", "cron.critical", "quick.orange.rabbit", "lazy"},
+			[][]string{{"kern.critical", "kern.info"}, {"kern.critical", "cron.critical"},
+				{"kern.critical", "kern.info", "cron.critical", "quick.orange.rabbit", "lazy"},
+				{"kern.critical", "kern.info", "quick.orange.rabbit"}})
+	})
 }
 
 // checkPublishSubscribe runs tutorial 3's flow: two listeners, each with
@@ -227,19 +250,5 @@ func TestTutorialsJava(t *testing.T) {
 	}
 	t.Run("HelloWorld", func(t *testing.T) { checkHelloWorld(t, runner(MustServer(t))) })
 	t.Run("WorkQueues", func(t *testing.T) { checkWorkQueues(t, runner(MustServer(t))) })
-	t.Run("PublishSubscribe", func(t *testing.T) { checkPublishSubscribe(t, runner(MustServer(t))) })
-	t.Run("Routing", func(t *testing.T) {
-		checkKeyedRouting(t, runner(MustServer(t)), "log", "watch",
-			[][]string{{"error"}, {"info", "warning", "error"}},
-			[]string{"info", "error", "debug", "warning"},
-			[][]string{{"error"}, {"info", "error", "warning"}})
-	})
-	t.Run("Topics", func(t *testing.T) {
-		checkKeyedRouting(t, runner(MustServer(t)), "tell", "hear",
-			[][]string{{"kern.*"}, {"*.critical"}, {"#"}, {"kern.#", "*.*.rabbit"}},
-			[]string{"kern.critical", "kern.info", "cron.critical", "quick.orange.rabbit", "lazy"},
-			[][]string{{"kern.critical", "kern.info"}, {"kern.critical", "cron.critical"},
-				{"kern.critical", "kern.info", "cron.critical", "quick.orange.rabbit", "lazy"},
-				{"kern.critical", "kern.info", "quick.orange.rabbit"}})
-	})
+	checkExchangeTutorials(t, runner)
 }
