@@ -1,7 +1,12 @@
 package server
 
 import (
+	"context"
 	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,4 +45,58 @@ func TestIssue27_JavaServiceBus(t *testing.T) {
 		"lapse.TopicTest":   {"aRuleManagerListsTheRulesOfTheSubscriptionAsItIsNow", "sqlFiltersNamePropertiesWithoutRegardToCase"},
 		"lapse.AdminTest":   {"createsUpdatesListsAndDeletesAQueue", "topicsSubscriptionsAndRules"},
 	})
+}
+
+// lapse's own program of the flow of Microsoft's Java quickstarts for
+// Service Bus queues and for topics and subscriptions (testdata/java-
+// servicebus's Quickstart): one message and a batch of three sent, all
+// four received by a processor client, which completes them.
+func TestIssue27_JavaServiceBusQuickstart(t *testing.T) {
+	java, cp := clienttest.Java(t, javaServiceBusDir)
+	m := MustStart(t)
+	admin := MustSBAdmin(t, m)
+	if _, err := admin.CreateQueue(sbContext(t), "orders", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.CreateTopic(sbContext(t), "news", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.CreateSubscription(sbContext(t), "news", "reader", nil); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"SERVICEBUS_CONNECTION_STRING=Endpoint=sb://" + dialable(m.Addrs()["amqp"].String()) +
+		";SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;"}
+	sb := MustSBClient(t, m)
+	for _, c := range []struct {
+		name, entity string
+		args         []string
+	}{
+		{"queue", "orders", []string{"queue", "orders"}},
+		{"topic", "news/Subscriptions/reader", []string{"topic", "news", "reader"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, java, append([]string{"-cp", cp, "lapse.Quickstart"}, c.args...)...)
+			cmd.Env = append(os.Environ(), env...)
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%v: %v\n%s", cmd.Args, err, out)
+			}
+			var received []string
+			for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				if _, body, ok := strings.Cut(l, ": "); ok && strings.HasPrefix(l, "received #") {
+					received = append(received, body)
+				}
+			}
+			slices.Sort(received)
+			if want := []string{"Hello, lapse", "first", "second", "third"}; !slices.Equal(received, want) ||
+				!strings.HasPrefix(string(out), "sent: Hello, lapse\nsent a batch of 3\n") || !strings.HasSuffix(string(out), "done\n") {
+				t.Errorf("received %q, want %q; output:\n%s", received, want, out)
+			}
+			if left := sbPeek(t, sb, c.entity, 0); len(left) != 0 {
+				t.Errorf("not completed: %q", left)
+			}
+		})
+	}
 }
