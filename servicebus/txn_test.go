@@ -430,6 +430,13 @@ func TestTX4_ConnectionClosedRollsBack(t *testing.T) {
 	r.send(&codec.Close{}, nil)
 	rawNext[*codec.Close](r.rawConn)
 	r.nc.Close()
+	// Once lapse has ended the connection (waiting for its goroutine,
+	// not for an expiry): whatever it did with the transaction is done.
+	for deadline := time.Now().Add(10 * time.Second); f.s.Connections() != 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the closed connection is still served")
+		}
+	}
 	// The message is still locked by its (gone) receiver's lock, which
 	// another connection completes by token; nothing was sent.
 	r2 := f.MustTxnRaw(t)
