@@ -93,7 +93,8 @@ func (r *txnRaw) dispositionFor(id uint32) codec.DeliveryState {
 			if b.First <= id && (b.Last == nil && b.First == id || b.Last != nil && *b.Last >= id) {
 				return b.State
 			}
-		case *codec.Flow:
+		case *codec.Flow, *codec.Detach:
+			// a flow; a receiver detached on the way (its session lock lost)
 		default:
 			r.tb.Fatalf("waiting for the disposition of delivery %d: got %T %+v", id, b, b)
 		}
@@ -502,4 +503,75 @@ func TestTX5_UnknownTxnID(t *testing.T) {
 		t.Fatal("the commit of an empty transaction was not accepted")
 	}
 	wantRejected(t, "a second discharge", r.discharge(txn, true), "amqp:transaction:unknown-id")
+}
+
+// receiveSession is receiveLocked for session id of a queue that requires
+// sessions.
+func (r *txnRaw) receiveSession(h uint32, addr, id string) (uint32, codec.UUID) {
+	r.tb.Helper()
+	zero, first := uint8(0), uint8(0)
+	r.send(&codec.Attach{Name: fmt.Sprintf("receiver-%d", h), Handle: h, Role: codec.RoleReceiver,
+		SndSettleMode: &zero, RcvSettleMode: &first,
+		Source: &codec.Source{Address: addr, Filter: codec.Map{{Key: codec.Symbol("com.microsoft:session-filter"),
+			Value: &codec.Described{Descriptor: codec.Symbol("com.microsoft:session-filter"), Value: id}}}},
+		Target: &codec.Target{Address: "client"}}, nil)
+	if a := skipFlows[*codec.Attach](r.rawConn); a.Source == nil {
+		r.tb.Fatalf("session receiver from %s refused", addr)
+	}
+	r.flow(h, 0, 1, false)
+	for {
+		f := r.next()
+		t, ok := f.Body.(*codec.Transfer)
+		if !ok {
+			continue
+		}
+		m, err := codec.UnmarshalMessage(f.Payload)
+		if err != nil {
+			r.tb.Fatal(err)
+		}
+		v, _ := m.DeliveryAnnotations.Get("x-opt-lock-token")
+		tok, _ := v.(codec.UUID)
+		return *t.DeliveryID, tok
+	}
+}
+
+// TX-2 with sessions: a session's holder completes in a transaction and
+// sends to the same queue; the commit applies both. A second transaction
+// whose session lock ran out before its commit is refused whole: the
+// send it held is not stored.
+func TestTX2_SessionReceiverCommits(t *testing.T) {
+	f := MustServer(t)
+	f.sessionQueue("sq", nil)
+	r := f.MustTxnRaw(t)
+	r.attachSender(1, "sq", nil)
+	for _, g := range []string{"a", "b"} {
+		r.dispositionFor(r.transferOn(1, &codec.Message{Properties: &codec.Properties{GroupID: g}, Data: [][]byte{[]byte(g)}}, nil))
+	}
+	id, _ := r.receiveSession(2, "sq", "a")
+	txn := r.declare()
+	wantTxnAccepted(t, "a complete by the session's holder", txn, r.settle(id, &codec.TransactionalState{TxnID: txn, Outcome: &codec.Accepted{}}))
+	wantTxnAccepted(t, "a send in the session's transaction", txn, r.transferOnState(1, "c", txn))
+	if _, ok := r.discharge(txn, false).(*codec.Accepted); !ok {
+		t.Fatal("the commit was not accepted")
+	}
+	if c := f.counts("sq"); c.Active != 2 || c.Locked != 0 {
+		t.Fatalf("after the commit: %+v, want b and c active, a gone", c)
+	}
+
+	id, _ = r.receiveSession(3, "sq", "b")
+	txn = r.declare()
+	wantTxnAccepted(t, "a complete", txn, r.settle(id, &codec.TransactionalState{TxnID: txn, Outcome: &codec.Accepted{}}))
+	wantTxnAccepted(t, "a send", txn, r.transferOnState(1, "d", txn))
+	f.advance(90 * time.Second) // past the session lock (1 minute), within the transaction's 2
+	wantRejected(t, "a commit after the session lock ran out", r.discharge(txn, false), "com.microsoft:session-lock-lost")
+	if c := f.counts("sq"); c.Active != 2 {
+		t.Fatalf("after the refused commit: %+v, want b (its lock lost) and c active, d never stored", c)
+	}
+}
+
+// transferOnState sends a message of session id body, with body as its
+// body, in transaction txn on handle h and returns the outcome.
+func (r *txnRaw) transferOnState(h uint32, body string, txn []byte) codec.DeliveryState {
+	r.tb.Helper()
+	return r.dispositionFor(r.transferOn(h, &codec.Message{Properties: &codec.Properties{GroupID: body}, Data: [][]byte{[]byte(body)}}, &codec.TransactionalState{TxnID: txn}))
 }
