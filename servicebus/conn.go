@@ -82,6 +82,11 @@ type conn struct {
 	hmu  lockorder.Mutex
 	held map[string]*link
 
+	// txns are the open transactions declared on the connection's
+	// coordinator links, by txn-id (txn.go).
+	txmu lockorder.Mutex
+	txns map[string]*txn
+
 	// opened is set once the open frames are exchanged (Connections).
 	opened atomic.Bool
 }
@@ -516,6 +521,7 @@ func (c *conn) shutdown() {
 		s.stop()
 	}
 	c.wg.Wait()
+	c.dropTxns(nil)
 	c.br.release()
 	c.log.Debug("connection closed")
 }

@@ -15,12 +15,13 @@ import (
 type linkKind uint8
 
 const (
-	linkIn      linkKind = iota // the client sends messages to a queue or topic
-	linkOut                     // the client receives messages from a queue, subscription or dead-letter queue
-	linkCBSIn                   // put-token requests
-	linkCBSOut                  // their responses
-	linkMgmtIn                  // $management requests
-	linkMgmtOut                 // their responses
+	linkIn          linkKind = iota // the client sends messages to a queue or topic
+	linkOut                         // the client receives messages from a queue, subscription or dead-letter queue
+	linkCBSIn                       // put-token requests
+	linkCBSOut                      // their responses
+	linkMgmtIn                      // $management requests
+	linkMgmtOut                     // their responses
+	linkCoordinator                 // declares and discharges of transactions (txn.go)
 )
 
 var errStopped = errors.New("servicebus: link stopped")
@@ -38,9 +39,13 @@ type link struct {
 	addr       string // target of a receiving link, source of a sending one
 	target     string // a sending link's target (a reply-to address)
 	path       string // the entity path
-	node       *node  // a receiver's or management link's node
-	sndSettle  uint8
-	rcvSettle  uint8
+	// dest is where a send-via link's messages go (the attach's
+	// com.microsoft:transfer-destination-address), through the entity of
+	// path; empty for a plain sender.
+	dest      string
+	node      *node // a receiver's or management link's node
+	sndSettle uint8
+	rcvSettle uint8
 	// sess is the session a session receiver holds (sessionlink.go).
 	sess *sessionHold
 
@@ -52,6 +57,7 @@ type link struct {
 	partialSet   bool
 	partialSettl bool
 	partialFmt   uint32
+	partialState amqp.DeliveryState // the first transfer's state (a transactional-state)
 	oversized    bool
 
 	// a sending link
@@ -135,7 +141,10 @@ func (ss *session) attach(a *amqp.Attach) {
 		c.log.Debug("attach refused", "name", a.Name, "condition", err.Condition, "description", err.Description)
 		return
 	}
-	reply.Source, reply.Target = a.Source, a.Target
+	reply.Source, reply.Target, reply.Coordinator = a.Source, a.Target, a.Coordinator
+	if l.dest != "" {
+		reply.Properties = amqp.Map{{Key: amqp.Symbol(propTransferDestination), Value: l.dest}}
+	}
 	if a.Role == amqp.RoleSender {
 		reply.MaxMessageSize = uint64(c.s.cfg.MaxMessageSize)
 		if l.kind != linkIn {
@@ -215,6 +224,10 @@ func (ss *session) attach(a *amqp.Attach) {
 
 // setUpReceiving checks a link the client sends on.
 func (l *link) setUpReceiving(a *amqp.Attach) *amqp.Error {
+	if a.Coordinator != nil {
+		l.kind = linkCoordinator
+		return nil
+	}
 	if a.Target == nil || a.Target.Address == "" {
 		return &amqp.Error{Condition: condInvalidField, Description: "The link has no target address."}
 	}
@@ -251,6 +264,31 @@ func (l *link) setUpReceiving(a *amqp.Attach) *amqp.Error {
 	if l.ss.c.s.queue(ad.entity) == nil && l.ss.c.s.topic(ad.entity) == nil {
 		return errEntityGone(l.path)
 	}
+	return l.setUpVia(a)
+}
+
+// propTransferDestination is the attach property of a send-via link: the
+// entity its messages go to, through the link's target.
+const propTransferDestination = "com.microsoft:transfer-destination-address"
+
+// setUpVia reads the destination of a send-via link, if it is one: a queue
+// or topic the client may send to.
+func (l *link) setUpVia(a *amqp.Attach) *amqp.Error {
+	v, ok := get[string](a.Properties, propTransferDestination)
+	if !ok || v == "" {
+		return nil
+	}
+	ad, ok := parseAddress(v)
+	if !ok || ad.mgmt || ad.sub != "" || ad.queue != subMain {
+		return &amqp.Error{Condition: condNotAllowed, Description: fmt.Sprintf("Cannot send to '%s': messages can be sent to queues and topics only.", v)}
+	}
+	if !l.ss.c.authorized(ad.path()) {
+		return errUnauthorized("Send", l.ss.c, v)
+	}
+	if l.ss.c.s.queue(ad.entity) == nil && l.ss.c.s.topic(ad.entity) == nil {
+		return errEntityGone(ad.path())
+	}
+	l.dest = ad.path()
 	return nil
 }
 
@@ -384,6 +422,7 @@ func (l *link) transfer(t *amqp.Transfer, payload []byte) {
 		l.partialID, l.partialSet = *t.DeliveryID, true
 		l.partialSettl = t.Settled != nil && *t.Settled
 		l.partialFmt = 0
+		l.partialState = t.State
 		if t.MessageFormat != nil {
 			l.partialFmt = *t.MessageFormat
 		}
@@ -427,18 +466,21 @@ func (l *link) transfer(t *amqp.Transfer, payload []byte) {
 	if cap(l.partial) > 1<<20 {
 		l.partial = nil
 	}
-	id, settled, format := l.partialID, l.partialSettl, l.partialFmt
+	id, settled, format, state := l.partialID, l.partialSettl, l.partialFmt, l.partialState
+	l.partialState = nil
 	if l.oversized {
 		l.ss.c.reply(l, id, settled, nil, errTooLarge(limit+1, int64(limit)))
 		return
 	}
 	switch l.kind {
 	case linkIn:
-		l.ss.c.s.receiveSend(l, id, settled, format, body)
+		l.ss.c.s.receiveSend(l, id, settled, format, body, state)
 	case linkCBSIn:
 		l.ss.c.cbsRequest(l, id, settled, body)
 	case linkMgmtIn:
-		l.ss.c.mgmtRequest(l, id, settled, body)
+		l.ss.c.mgmtRequest(l, id, settled, body, state)
+	case linkCoordinator:
+		l.ss.c.coordinate(l, id, settled, body)
 	default:
 		l.ss.errorEnd(condNotAllowed, "a transfer on a link the client receives on")
 	}
@@ -447,7 +489,7 @@ func (l *link) transfer(t *amqp.Transfer, payload []byte) {
 // receiveSend enqueues what a client sent on a link: one message, or a
 // batch (message-format 0x80013700, one data section per message). The
 // client is told once every copy is committed (EM-3).
-func (s *Server) receiveSend(l *link, id uint32, settled bool, format uint32, body []byte) {
+func (s *Server) receiveSend(l *link, id uint32, settled bool, format uint32, body []byte, state amqp.DeliveryState) {
 	now := s.now()
 	raws := [][]byte{body}
 	if format == amqp.MessageFormatBatch {
@@ -469,8 +511,21 @@ func (s *Server) receiveSend(l *link, id uint32, settled bool, format uint32, bo
 		}
 		ins[i] = in
 	}
-	_, c, err := s.send(now, l.path, ins...)
+	if ts, ok := state.(*amqp.TransactionalState); ok {
+		s.sendInTxn(l, id, settled, ts, ins)
+		return
+	}
+	_, c, err := s.send(now, l.sendPath(), ins...)
 	l.ss.c.reply(l, id, settled, []*core.Commit{c}, err)
+}
+
+// sendPath is the entity a sending link's messages go to: the destination
+// of a send-via link, else the link's entity.
+func (l *link) sendPath() string {
+	if l.dest != "" {
+		return l.dest
+	}
+	return l.path
 }
 
 // wake makes a sending link look for messages.
@@ -628,6 +683,8 @@ func (l *link) settle(od *outDelivery, state amqp.DeliveryState) amqp.DeliverySt
 	s := l.ss.c.s
 	_, holder, _ := l.heldSession()
 	switch st := state.(type) {
+	case *amqp.TransactionalState:
+		return l.settleInTxn(od, st)
 	case *amqp.Accepted:
 		if err := s.settleToken(od.token, holder, "completed", nil, "", "", false); err != nil {
 			return &amqp.Rejected{Error: amqpError(err)}
@@ -648,30 +705,36 @@ func (l *link) settle(od *outDelivery, state amqp.DeliveryState) amqp.DeliverySt
 		}
 		return st
 	case *amqp.Rejected:
-		var reason, desc string
-		var props amqp.Map
-		if st.Error != nil {
-			for _, kv := range st.Error.Info {
-				k, _ := kv.Key.(string)
-				if ks, ok := kv.Key.(amqp.Symbol); ok {
-					k = string(ks)
-				}
-				switch k {
-				case propDeadLetterReason:
-					reason, _ = kv.Value.(string)
-				case propDeadLetterDesc:
-					desc, _ = kv.Value.(string)
-				default:
-					props = props.Set(k, kv.Value)
-				}
-			}
-		}
+		reason, desc, props := deadLetterInfo(st.Error)
 		if err := s.settleToken(od.token, holder, "suspended", props, reason, desc, false); err != nil {
 			return &amqp.Rejected{Error: amqpError(err)}
 		}
 		return &amqp.Rejected{}
 	}
 	return state
+}
+
+// deadLetterInfo reads the dead-letter reason, description and the
+// properties to modify from the error of a rejected outcome.
+func deadLetterInfo(e *amqp.Error) (reason, desc string, props amqp.Map) {
+	if e == nil {
+		return "", "", nil
+	}
+	for _, kv := range e.Info {
+		k, _ := kv.Key.(string)
+		if ks, ok := kv.Key.(amqp.Symbol); ok {
+			k = string(ks)
+		}
+		switch k {
+		case propDeadLetterReason:
+			reason, _ = kv.Value.(string)
+		case propDeadLetterDesc:
+			desc, _ = kv.Value.(string)
+		default:
+			props = props.Set(k, kv.Value)
+		}
+	}
+	return reason, desc, props
 }
 
 // sendReply sends a management or CBS response on the link, or keeps it
@@ -706,6 +769,9 @@ func (l *link) stop() {
 	l.stopOnce.Do(func() {
 		if l.done != nil {
 			close(l.done)
+		}
+		if l.kind == linkCoordinator {
+			l.ss.c.dropTxns(l)
 		}
 	})
 }

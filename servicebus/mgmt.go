@@ -37,7 +37,11 @@ type mgmtResult struct {
 // mgmtRequest serves a request on an entity's $management node. It is
 // settled at once; the operation runs on its own goroutine, since some
 // wait for commits, and its reply follows.
-func (c *conn) mgmtRequest(l *link, id uint32, settled bool, body []byte) {
+//
+// A request whose transfer carries a transactional-state is part of that
+// transaction: update-disposition is kept for its commit (txn.go); the
+// other operations run at once, as outside one.
+func (c *conn) mgmtRequest(l *link, id uint32, settled bool, body []byte, state amqp.DeliveryState) {
 	r := c.acceptRequest(l, id, settled, body)
 	if r == nil {
 		return
@@ -48,7 +52,12 @@ func (c *conn) mgmtRequest(l *link, id uint32, settled bool, body []byte) {
 		defer c.wg.Done()
 		op, _ := stringProp(m.ApplicationProperties, "operation")
 		req, _ := m.Value.(amqp.Map)
-		res := c.s.mgmt(l, op, req, c.requestSession(l, m, req))
+		var res mgmtResult
+		if ts, ok := state.(*amqp.TransactionalState); ok && op == opDisposition {
+			res = c.mgmtDispositionInTxn(l, ts.TxnID, req, c.requestSession(l, m, req))
+		} else {
+			res = c.s.mgmt(l, op, req, c.requestSession(l, m, req))
+		}
 		props := amqp.Map{
 			{Key: "statusCode", Value: res.status},
 			{Key: "statusDescription", Value: res.desc},

@@ -90,6 +90,8 @@ type Server struct {
 	// nholder numbers session receivers, so that each holds its session
 	// under a holder id of its own (sessionlink.go).
 	nholder atomic.Uint64
+	// ntxn numbers the transactions declared (txn.go).
+	ntxn    atomic.Uint64
 	wg      sync.WaitGroup
 	closing chan struct{}
 	once    sync.Once

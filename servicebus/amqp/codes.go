@@ -47,37 +47,42 @@ const (
 // Descriptor codes (domain 0x00000000) of the composite types the codec
 // decodes into structs.
 const (
-	descOpen            uint64 = 0x10 // §2.7.1
-	descBegin           uint64 = 0x11 // §2.7.2
-	descAttach          uint64 = 0x12 // §2.7.3
-	descFlow            uint64 = 0x13 // §2.7.4
-	descTransfer        uint64 = 0x14 // §2.7.5
-	descDisposition     uint64 = 0x15 // §2.7.6
-	descDetach          uint64 = 0x16 // §2.7.7
-	descEnd             uint64 = 0x17 // §2.7.8
-	descClose           uint64 = 0x18 // §2.7.9
-	descError           uint64 = 0x1d // §2.8.14
-	descReceived        uint64 = 0x23 // §3.4.1
-	descAccepted        uint64 = 0x24 // §3.4.2
-	descRejected        uint64 = 0x25 // §3.4.3
-	descReleased        uint64 = 0x26 // §3.4.4
-	descModified        uint64 = 0x27 // §3.4.5
-	descSource          uint64 = 0x28 // §3.5.3
-	descTarget          uint64 = 0x29 // §3.5.4
-	descSASLMechanisms  uint64 = 0x40 // §5.3.3.1
-	descSASLInit        uint64 = 0x41 // §5.3.3.2
-	descSASLChallenge   uint64 = 0x42 // §5.3.3.3
-	descSASLResponse    uint64 = 0x43 // §5.3.3.4
-	descSASLOutcome     uint64 = 0x44 // §5.3.3.5
-	descHeader          uint64 = 0x70 // §3.2.1
-	descDeliveryAnnots  uint64 = 0x71 // §3.2.2
-	descMessageAnnots   uint64 = 0x72 // §3.2.3
-	descProperties      uint64 = 0x73 // §3.2.4
-	descApplicationProp uint64 = 0x74 // §3.2.5
-	descData            uint64 = 0x75 // §3.2.6
-	descAMQPSequence    uint64 = 0x76 // §3.2.7
-	descAMQPValue       uint64 = 0x77 // §3.2.8
-	descFooter          uint64 = 0x78 // §3.2.9
+	descOpen               uint64 = 0x10 // §2.7.1
+	descBegin              uint64 = 0x11 // §2.7.2
+	descAttach             uint64 = 0x12 // §2.7.3
+	descFlow               uint64 = 0x13 // §2.7.4
+	descTransfer           uint64 = 0x14 // §2.7.5
+	descDisposition        uint64 = 0x15 // §2.7.6
+	descDetach             uint64 = 0x16 // §2.7.7
+	descEnd                uint64 = 0x17 // §2.7.8
+	descClose              uint64 = 0x18 // §2.7.9
+	descError              uint64 = 0x1d // §2.8.14
+	descReceived           uint64 = 0x23 // §3.4.1
+	descAccepted           uint64 = 0x24 // §3.4.2
+	descRejected           uint64 = 0x25 // §3.4.3
+	descReleased           uint64 = 0x26 // §3.4.4
+	descModified           uint64 = 0x27 // §3.4.5
+	descSource             uint64 = 0x28 // §3.5.3
+	descTarget             uint64 = 0x29 // §3.5.4
+	descCoordinator        uint64 = 0x30 // §4.5.1
+	descDeclare            uint64 = 0x31 // §4.5.2
+	descDischarge          uint64 = 0x32 // §4.5.3
+	descDeclared           uint64 = 0x33 // §4.5.4
+	descTransactionalState uint64 = 0x34 // §4.5.5
+	descSASLMechanisms     uint64 = 0x40 // §5.3.3.1
+	descSASLInit           uint64 = 0x41 // §5.3.3.2
+	descSASLChallenge      uint64 = 0x42 // §5.3.3.3
+	descSASLResponse       uint64 = 0x43 // §5.3.3.4
+	descSASLOutcome        uint64 = 0x44 // §5.3.3.5
+	descHeader             uint64 = 0x70 // §3.2.1
+	descDeliveryAnnots     uint64 = 0x71 // §3.2.2
+	descMessageAnnots      uint64 = 0x72 // §3.2.3
+	descProperties         uint64 = 0x73 // §3.2.4
+	descApplicationProp    uint64 = 0x74 // §3.2.5
+	descData               uint64 = 0x75 // §3.2.6
+	descAMQPSequence       uint64 = 0x76 // §3.2.7
+	descAMQPValue          uint64 = 0x77 // §3.2.8
+	descFooter             uint64 = 0x78 // §3.2.9
 )
 
 // symbolicDescriptor maps the symbolic descriptor of a known composite type
@@ -118,6 +123,16 @@ func symbolicDescriptor(s string) (code uint64, ok bool) {
 		return descSource, true
 	case "amqp:target:list":
 		return descTarget, true
+	case "amqp:coordinator:list":
+		return descCoordinator, true
+	case "amqp:declare:list":
+		return descDeclare, true
+	case "amqp:discharge:list":
+		return descDischarge, true
+	case "amqp:declared:list":
+		return descDeclared, true
+	case "amqp:transactional-state:list":
+		return descTransactionalState, true
 	case "amqp:sasl-mechanisms:list":
 		return descSASLMechanisms, true
 	case "amqp:sasl-init:list":

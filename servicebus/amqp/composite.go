@@ -76,6 +76,12 @@ func compositeName(c fieldDecoder) string {
 		return "source"
 	case *Target:
 		return "target"
+	case *Coordinator:
+		return "coordinator"
+	case *Declare:
+		return "declare"
+	case *Discharge:
+		return "discharge"
 	case *Header:
 		return "header"
 	case *Properties:
@@ -317,11 +323,18 @@ func (f *fields) source() *Source {
 	return s
 }
 
-func (f *fields) target() *Target {
+// targetOrCoordinator decodes a link's target field, which is a target or,
+// on a link to a transaction coordinator, a coordinator (§4.5.1).
+func (f *fields) targetOrCoordinator() (*Target, *Coordinator) {
 	v := f.composite(false)
-	t, ok := v.(*Target)
-	if !ok && v != nil {
-		f.err = decodeErrorf("%s: field %d is not a target", f.name, f.i)
+	switch t := v.(type) {
+	case nil:
+		return nil, nil
+	case *Target:
+		return t, nil
+	case *Coordinator:
+		return nil, t
 	}
-	return t
+	f.err = decodeErrorf("%s: field %d is not a target", f.name, f.i)
+	return nil, nil
 }

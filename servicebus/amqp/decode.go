@@ -245,6 +245,16 @@ func (d *decoder) composite(code uint64) (v any, ok bool, err error) {
 		c = new(Source)
 	case descTarget:
 		c = new(Target)
+	case descCoordinator:
+		c = new(Coordinator)
+	case descDeclare:
+		c = new(Declare)
+	case descDischarge:
+		c = new(Discharge)
+	case descDeclared:
+		c = new(Declared)
+	case descTransactionalState:
+		c = new(TransactionalState)
 	default:
 		return nil, false, nil
 	}

@@ -20,6 +20,9 @@ type Attach struct {
 	// Target is the target terminus; nil encodes as null, which a server
 	// sends back to refuse a link to an unknown node.
 	Target *Target
+	// Coordinator is the target of a link to a transaction coordinator
+	// (§4.5.1), in place of Target.
+	Coordinator *Coordinator
 	// Unsettled maps delivery tags to delivery states, for resuming.
 	Unsettled Map
 	// IncompleteUnsettled says Unsettled is not the whole map.
@@ -90,7 +93,11 @@ func (a *Attach) AppendTo(dst []byte) ([]byte, error) {
 	w.ubytePtr(a.SndSettleMode)
 	w.ubytePtr(a.RcvSettleMode)
 	w.value(a.Source)
-	w.value(a.Target)
+	if a.Coordinator != nil {
+		w.value(a.Coordinator)
+	} else {
+		w.value(a.Target)
+	}
 	w.mapv(a.Unsettled)
 	w.flag(a.IncompleteUnsettled)
 	w.uintPtr(a.InitialDeliveryCount)
@@ -121,7 +128,7 @@ func (a *Attach) decodeFields(f *fields) {
 	a.SndSettleMode = f.ubytePtr()
 	a.RcvSettleMode = f.ubytePtr()
 	a.Source = f.source()
-	a.Target = f.target()
+	a.Target, a.Coordinator = f.targetOrCoordinator()
 	a.Unsettled = f.mapv()
 	a.IncompleteUnsettled = f.bool()
 	a.InitialDeliveryCount = f.uintPtr()
