@@ -44,6 +44,8 @@ func TestIssue27_JavaServiceBus(t *testing.T) {
 		"lapse.SessionTest": {"aSessionLockRunsOutOnTheMovedClock", "acceptsANamedSessionWithItsState", "acceptsTheNextSession"},
 		"lapse.TopicTest":   {"aRuleManagerListsTheRulesOfTheSubscriptionAsItIsNow", "sqlFiltersNamePropertiesWithoutRegardToCase"},
 		"lapse.AdminTest":   {"createsUpdatesListsAndDeletesAQueue", "topicsSubscriptionsAndRules"},
+		"lapse.TransactionTest": {"aRollbackSendsNothingAndLeavesTheMessageLocked", "aSecondEntityWithoutSendViaIsRefused",
+			"aSendAndACompleteCommitTogether", "sendViaTheFirstEntityCommitsAcrossTwo"},
 	})
 }
 

@@ -39,6 +39,10 @@ type link struct {
 	addr       string // target of a receiving link, source of a sending one
 	target     string // a sending link's target (a reply-to address)
 	path       string // the entity path
+	// crossEntity marks a coordinator link attached before any link to an
+	// entity on its session: its transactions may span the entities of
+	// that session's links (txn.go).
+	crossEntity bool
 	// dest is where a send-via link's messages go (the attach's
 	// com.microsoft:transfer-destination-address), through the entity of
 	// path; empty for a plain sender.
@@ -162,6 +166,12 @@ func (ss *session) attach(a *amqp.Attach) {
 	if l.kind == linkOut {
 		l.wakeCh = make(chan struct{}, 1)
 		l.done = make(chan struct{})
+	}
+	switch l.kind {
+	case linkIn, linkOut:
+		ss.entityLinked.Store(true)
+	case linkCoordinator:
+		l.crossEntity = !ss.entityLinked.Load()
 	}
 	if l.sess != nil && !pending {
 		l.sessionReply(reply, a, sessionUntil)

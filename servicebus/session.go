@@ -3,6 +3,7 @@ package servicebus
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/lapse-emulator/lapse/internal/lockorder"
 	"github.com/lapse-emulator/lapse/servicebus/amqp"
@@ -20,6 +21,11 @@ const (
 type session struct {
 	c  *conn
 	ch uint16
+	// entityLinked is set once a link to a queue, topic or subscription
+	// is attached on the session: a coordinator attached before that
+	// serves transactions across the entities of the session's links
+	// (txn.go).
+	entityLinked atomic.Bool
 
 	mu    lockorder.Mutex
 	cond  *sync.Cond       // signalled when the peer's window opens or the session stops

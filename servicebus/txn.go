@@ -40,11 +40,21 @@ type txn struct {
 	coord *link // the coordinator link it was declared on
 	// via is the top-level entity (a queue or topic name) of its first
 	// operation: every later one must be on it too, a send through it
-	// (send-via) included. Empty until the first operation.
+	// (send-via) included, unless the operation comes on the session of
+	// its coordinator link and that link came before any link to an
+	// entity on the session (link.crossEntity: the Java SDK's
+	// enableCrossEntityTransactions puts every link on one session, the
+	// coordinator first, and adds no send-via property; without it, each
+	// entity has a session of its own). Empty until the first operation.
 	via     string
 	first   time.Time // when its first operation came
 	sends   []txnSend
 	settles []txnSettle
+	// doomed is the refusal of one of its operations: it cannot commit
+	// (its discharge is refused with amqp:transaction:rollback). The
+	// Java SDK takes any transactional-state answering a send for a
+	// success, so a refused send must fail the commit to be seen.
+	doomed *amqp.Error
 }
 
 // txnSend is a transfer kept for the commit: the messages and where the
@@ -111,6 +121,12 @@ func (c *conn) coordinate(l *link, id uint32, settled bool, body []byte) {
 			c.answerTxn(l, id, settled, &amqp.Accepted{})
 			return
 		}
+		if t.doomed != nil {
+			c.log.Debug("transaction rolled back: an operation in it was refused", "txn", t.id, "refusal", t.doomed.Description)
+			c.answerTxn(l, id, settled, &amqp.Rejected{Error: &amqp.Error{Condition: condTxnRollback,
+				Description: "The transaction was rolled back: an operation in it was refused: " + t.doomed.Description}})
+			return
+		}
 		// The commit waits for the store: on its own goroutine, as a
 		// management request does.
 		c.wg.Add(1)
@@ -171,7 +187,7 @@ func (c *conn) dropTxns(l *link) {
 // the transaction is open, not past its timeout, and path is its entity
 // (the first operation's, which a send-via link also sends through). A
 // transaction past its timeout is rolled back.
-func (c *conn) enlist(id []byte, path string, add func(*txn)) *amqp.Error {
+func (c *conn) enlist(ss *session, id []byte, path string, add func(*txn)) *amqp.Error {
 	now := c.s.now()
 	c.txmu.Lock()
 	defer c.txmu.Unlock()
@@ -184,13 +200,25 @@ func (c *conn) enlist(id []byte, path string, add func(*txn)) *amqp.Error {
 		return &amqp.Error{Condition: condTxnTimeout, Description: fmt.Sprintf("The transaction %s timed out after %s and was rolled back.", t.id, txnTimeout)}
 	}
 	top := topLevel(path)
-	if t.via == "" {
+	switch {
+	case t.via == "":
 		t.via, t.first = top, now
-	} else if t.via != top {
-		return &amqp.Error{Condition: condNotAllowed, Description: descTxnSpan}
+	case t.via != top && !(t.coord.crossEntity && ss == t.coord.ss):
+		t.doomed = &amqp.Error{Condition: condNotAllowed, Description: descTxnSpan}
+		return t.doomed
 	}
 	add(t)
 	return nil
+}
+
+// doom marks transaction id as unable to commit: e refused one of its
+// operations.
+func (c *conn) doom(id []byte, e *amqp.Error) {
+	c.txmu.Lock()
+	defer c.txmu.Unlock()
+	if t := c.txns[string(id)]; t != nil && t.doomed == nil {
+		t.doomed = e
+	}
 }
 
 // txnState answers a transactional transfer: its outcome inside a
@@ -223,8 +251,9 @@ func (s *Server) sendInTxn(l *link, id uint32, settled bool, ts *amqp.Transactio
 	var e *amqp.Error
 	if err != nil {
 		e = amqpError(err)
+		l.ss.c.doom(ts.TxnID, e)
 	} else {
-		e = l.ss.c.enlist(ts.TxnID, l.path, func(t *txn) {
+		e = l.ss.c.enlist(l.ss, ts.TxnID, l.path, func(t *txn) {
 			t.sends = append(t.sends, txnSend{path: l.sendPath(), ins: ins})
 		})
 	}
@@ -254,12 +283,12 @@ func (l *link) settleInTxn(od *outDelivery, ts *amqp.TransactionalState) amqp.De
 	default:
 		return txnState(ts.TxnID, &amqp.Error{Condition: condInvalidField, Description: "A transactional disposition needs an outcome."})
 	}
-	return txnState(ts.TxnID, l.ss.c.s.settleTokenInTxn(l.ss.c, ts.TxnID, od.token, holder, op, props, reason, desc))
+	return txnState(ts.TxnID, l.ss.c.s.settleTokenInTxn(l.ss, ts.TxnID, od.token, holder, op, props, reason, desc))
 }
 
 // settleTokenInTxn checks that the lock token's message is still locked
 // and keeps its settlement for the commit of transaction id.
-func (s *Server) settleTokenInTxn(c *conn, id []byte, tok amqp.UUID, holder, op string, props amqp.Map, reason, desc string) *amqp.Error {
+func (s *Server) settleTokenInTxn(ss *session, id []byte, tok amqp.UUID, holder, op string, props amqp.Map, reason, desc string) *amqp.Error {
 	switch op {
 	case "completed", "abandoned", "defered", "suspended":
 	default:
@@ -270,7 +299,7 @@ func (s *Server) settleTokenInTxn(c *conn, id []byte, tok amqp.UUID, holder, op 
 		return amqpError(err)
 	}
 	var dup bool
-	e := c.enlist(id, n.path(), func(t *txn) {
+	e := ss.c.enlist(ss, id, n.path(), func(t *txn) {
 		for _, x := range t.settles {
 			if x.tok == tok {
 				dup = true
@@ -374,7 +403,7 @@ func (c *conn) mgmtDispositionInTxn(l *link, id []byte, req amqp.Map, rs reqSess
 	desc, _ := stringProp(req, "deadletter-description")
 	props, _ := get[amqp.Map](req, "properties-to-modify")
 	for _, tok := range uuids(req, "lock-tokens") {
-		if e := c.s.settleTokenInTxn(c, id, tok, rs.holder, status, props, reason, desc); e != nil {
+		if e := c.s.settleTokenInTxn(l.ss, id, tok, rs.holder, status, props, reason, desc); e != nil {
 			return txnFailed(e)
 		}
 	}

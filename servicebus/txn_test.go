@@ -38,17 +38,30 @@ type txnRaw struct {
 // MustTxnRaw dials and attaches a coordinator link on handle 0.
 func (f *fixture) MustTxnRaw(tb testing.TB) *txnRaw {
 	tb.Helper()
-	r := &txnRaw{rawConn: f.MustDialRaw(tb), f: f}
+	r := f.MustTxnRawDial(tb)
+	r.attachCoordinator()
+	return r
+}
+
+// MustTxnRawDial is MustTxnRaw without the coordinator link, for a test
+// that attaches links to entities first (attachCoordinator).
+func (f *fixture) MustTxnRawDial(tb testing.TB) *txnRaw {
+	tb.Helper()
+	return &txnRaw{rawConn: f.MustDialRaw(tb), f: f}
+}
+
+// attachCoordinator attaches the coordinator link, handle 0.
+func (r *txnRaw) attachCoordinator() {
+	r.tb.Helper()
 	zero := uint32(0)
 	r.send(&codec.Attach{Name: "coordinator", Handle: 0, Role: codec.RoleSender,
 		Source: &codec.Source{Address: "coordinator"}, Coordinator: &codec.Coordinator{},
 		InitialDeliveryCount: &zero}, nil)
 	a := skipFlows[*codec.Attach](r.rawConn)
 	if a.Coordinator == nil || a.Target != nil {
-		tb.Fatalf("coordinator attach answered with target %+v, coordinator %+v; want the coordinator", a.Target, a.Coordinator)
+		r.tb.Fatalf("coordinator attach answered with target %+v, coordinator %+v; want the coordinator", a.Target, a.Coordinator)
 	}
 	rawNext[*codec.Flow](r.rawConn)
-	return r
 }
 
 // skipFlows reads the next frame that is not a flow and fails unless its
@@ -365,31 +378,70 @@ func TestTX2_ManagementDispositionInTransaction(t *testing.T) {
 }
 
 // TX-3: a transaction whose first operation is on one queue refuses a send
-// to another; a send-via link through the first queue is taken, and the
-// message goes to its destination at the commit.
+// to another, and then cannot commit: its discharge is refused with
+// amqp:transaction:rollback and nothing of it is applied (the Java SDK
+// reports no refusal of a transactional send, only the commit's). A
+// send-via link through the first queue is taken, and the message goes to
+// its destination at the commit. The links here come before the
+// coordinator, as each entity's session does in the SDKs without
+// cross-entity transactions.
 func TestTX3_OneEntityButVia(t *testing.T) {
 	f := MustServer(t)
 	f.MustQueue("a", nil)
 	f.MustQueue("b", nil)
-	r := f.MustTxnRaw(t)
+	r := f.MustTxnRawDial(t)
 	r.attachSender(1, "a", nil)
 	r.attachSender(2, "b", nil)
 	a := r.attachSender(3, "a", codec.Map{{Key: codec.Symbol("com.microsoft:transfer-destination-address"), Value: "b"}})
 	if v, _ := a.Properties.Get("com.microsoft:transfer-destination-address"); v != "b" {
 		t.Errorf("the send-via attach is answered with properties %v, want the destination", a.Properties)
 	}
+	r.attachCoordinator()
 	txn := r.declare()
 	wantTxnAccepted(t, "the first send, to a", txn, r.sendInTxn(1, txn, "to a"))
 	e := wantRejected(t, "a send to b", r.sendInTxn(2, txn, "to b"), "amqp:not-allowed")
 	if e.Description != "Local transactions cannot span multiple top-level entities such as queue or topic." {
 		t.Errorf("refused with %q, want the service's description", e.Description)
 	}
+	if rej, ok := r.discharge(txn, false).(*codec.Rejected); !ok || rej.Error == nil || rej.Error.Condition != "amqp:transaction:rollback" {
+		t.Fatalf("the commit of a transaction with a refused send: %+v, want rejected with amqp:transaction:rollback", rej)
+	}
+	if ca, cb := f.counts("a"), f.counts("b"); ca.Active != 0 || cb.Active != 0 {
+		t.Fatalf("after the refused commit a has %d and b %d active, want none", ca.Active, cb.Active)
+	}
+	txn = r.declare()
+	wantTxnAccepted(t, "a send to a", txn, r.sendInTxn(1, txn, "to a"))
 	wantTxnAccepted(t, "a send to b via a", txn, r.sendInTxn(3, txn, "to b via a"))
 	if _, ok := r.discharge(txn, false).(*codec.Accepted); !ok {
 		t.Fatal("the commit was not accepted")
 	}
 	if ca, cb := f.counts("a"), f.counts("b"); ca.Active != 1 || cb.Active != 1 {
-		t.Fatalf("after the commit a has %d and b %d active, want 1 each (the refused send none)", ca.Active, cb.Active)
+		t.Fatalf("after the commit a has %d and b %d active, want 1 each", ca.Active, cb.Active)
+	}
+}
+
+// TX-3: a coordinator attached on a session before any link to an entity
+// (the Java SDK's enableCrossEntityTransactions: one session, the
+// coordinator first, no send-via property) takes operations on the
+// entities of that session's links in one transaction.
+func TestTX3_CoordinatorFirstSpansTheSessionsEntities(t *testing.T) {
+	f := MustServer(t)
+	f.MustQueue("a", nil)
+	f.MustQueue("b", nil)
+	r := f.MustTxnRaw(t)
+	r.attachSender(1, "a", nil)
+	r.attachSender(2, "b", nil)
+	txn := r.declare()
+	wantTxnAccepted(t, "a send to a", txn, r.sendInTxn(1, txn, "to a"))
+	wantTxnAccepted(t, "a send to b", txn, r.sendInTxn(2, txn, "to b"))
+	if ca, cb := f.counts("a"), f.counts("b"); ca.Active != 0 || cb.Active != 0 {
+		t.Fatalf("before the commit a has %d and b %d active, want none", ca.Active, cb.Active)
+	}
+	if _, ok := r.discharge(txn, false).(*codec.Accepted); !ok {
+		t.Fatal("the commit was not accepted")
+	}
+	if ca, cb := f.counts("a"), f.counts("b"); ca.Active != 1 || cb.Active != 1 {
+		t.Fatalf("after the commit a has %d and b %d active, want 1 each", ca.Active, cb.Active)
 	}
 }
 
@@ -399,18 +451,22 @@ func TestTX3_SubscriptionAndItsTopicAreOneEntity(t *testing.T) {
 	f := MustServer(t)
 	f.MustTopic("t", nil, "s")
 	f.MustQueue("other", nil)
-	r := f.MustTxnRaw(t)
+	r := f.MustTxnRawDial(t)
 	r.attachSender(1, "t", nil)
 	r.dispositionFor(r.transferOn(1, &codec.Message{Data: [][]byte{[]byte("in")}}, nil))
 	ids, _ := r.receiveLocked(2, "t/Subscriptions/s", 1)
 	r.attachSender(3, "other", nil)
+	r.attachCoordinator()
 	txn := r.declare()
 	wantTxnAccepted(t, "a complete on the subscription", txn, r.settle(ids[0], &codec.TransactionalState{TxnID: txn, Outcome: &codec.Accepted{}}))
 	wantTxnAccepted(t, "a send to its topic", txn, r.sendInTxn(1, txn, "out"))
-	wantRejected(t, "a send to another queue", r.sendInTxn(3, txn, "elsewhere"), "amqp:not-allowed")
 	if _, ok := r.discharge(txn, false).(*codec.Accepted); !ok {
 		t.Fatal("the commit was not accepted")
 	}
+	other := r.declare()
+	wantTxnAccepted(t, "a send to the topic", other, r.sendInTxn(1, other, "first"))
+	wantRejected(t, "a send to another queue", r.sendInTxn(3, other, "elsewhere"), "amqp:not-allowed")
+	r.discharge(other, true)
 	if c := f.counts("t/Subscriptions/s"); c.Active != 1 || c.Locked != 0 {
 		t.Fatalf("after the commit the subscription has %+v, want the sent copy only", c)
 	}
