@@ -1,14 +1,13 @@
 package cosmos_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/lapse-emulator/lapse/clienttest"
 	"github.com/lapse-emulator/lapse/cosmos"
 	"github.com/lapse-emulator/lapse/cosmos/query"
@@ -21,27 +20,9 @@ import (
 // order, and lapse's log must show that the SDK took its pipeline: the
 // plan, the statistics query and the component queries on every range.
 
-// syncBuffer is a buffer a server's logger and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // mustLoggingServer is a server whose debug log the test reads.
-func mustLoggingServer(t *testing.T) (*fixture, *syncBuffer) {
-	var log syncBuffer
+func mustLoggingServer(t *testing.T) (*fixture, *clienttest.Buffer) {
+	var log clienttest.Buffer
 	f := MustServerWith(t, func(c *cosmos.Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
@@ -51,7 +32,7 @@ func mustLoggingServer(t *testing.T) (*fixture, *syncBuffer) {
 // checkHybridScenario checks a hybrid search scenario's line against the
 // whole-query answers over the items of container db/c, and log for the
 // pipeline's requests.
-func checkHybridScenario(t *testing.T, f *fixture, log *syncBuffer, line []byte) {
+func checkHybridScenario(t *testing.T, f *fixture, log *clienttest.Buffer, line []byte) {
 	t.Helper()
 	var got struct {
 		Queries map[string]string

@@ -1,7 +1,6 @@
 package rabbitmq_test
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -9,10 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	gosync "sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lapse-emulator/lapse/clienttest"
 )
 
 // Helpers for the tests that drive the server with outside programs: the
@@ -23,32 +23,13 @@ import (
 // jsDir holds package.json, its lock file and node_modules (npm ci).
 const jsDir = "jstest"
 
-// syncBuffer is a bytes.Buffer that a program's output goroutines write to
-// while the test reads it.
-type syncBuffer struct {
-	mu gosync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // program is an outside program a test started; its stdout and stderr go
 // to out.
 type program struct {
 	t      *testing.T
 	name   string
 	cmd    *exec.Cmd
-	out    syncBuffer
+	out    clienttest.Buffer
 	exited chan struct{}
 	err    error
 }

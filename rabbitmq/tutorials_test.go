@@ -122,27 +122,18 @@ func TestTutorialsJavaScript(t *testing.T) {
 
 // issue 13: the Python program (Debian's pika 1.2.0).
 func TestTutorialsPython(t *testing.T) {
-	python := clienttest.Python(t, "pika")
-	prog, err := filepath.Abs(filepath.Join("testdata", "tutorials", "tutorials.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner := func(f *fixture) tutorialRun {
-		return func(t *testing.T, command string, args ...string) *program {
-			t.Helper()
-			env := []string{"PYTHONUNBUFFERED=1", "RABBITMQ_URL=" + f.url}
-			return startProgram(t, "", env, python, append([]string{prog, command}, args...)...)
-		}
-	}
-	t.Run("HelloWorld", func(t *testing.T) { checkHelloWorld(t, runner(MustServer(t))) })
-	t.Run("WorkQueues", func(t *testing.T) { checkWorkQueues(t, runner(MustServer(t))) })
-	checkExchangeTutorials(t, runner)
+	checkPythonTutorials(t, clienttest.Python(t, "pika"))
 }
 
 // issue 27: the same Python program, unchanged, with the current pika of
 // requirements.txt ($LAPSE_PYTHON_SDK's venv).
 func TestTutorialsPythonCurrentPika(t *testing.T) {
-	python := pythonSDK(t)
+	checkPythonTutorials(t, pythonSDK(t))
+}
+
+// checkPythonTutorials runs tutorials.py's five tutorials with python.
+func checkPythonTutorials(t *testing.T, python string) {
+	t.Helper()
 	prog, err := filepath.Abs(filepath.Join("testdata", "tutorials", "tutorials.py"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,37 +1,19 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/lapse-emulator/lapse/core"
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/lapse-emulator/lapse/clienttest"
+	"github.com/lapse-emulator/lapse/core"
 )
-
-// syncBuffer is a bytes.Buffer safe for concurrent use, for a log.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // inTime runs fn and fails the test if it does not return within a
 // deadline: an emulator left locked never answers.
@@ -59,7 +41,7 @@ func TestPanickingDeadLetterHookDuringARabbitMQExpiryLeavesEveryProtocolServing(
 	if err := m.ParseFlags(serveArgs(filepath.Join(t.TempDir(), "data"), "--clock", "frozen"), noEnv); err != nil {
 		t.Fatal(err)
 	}
-	var logBuf syncBuffer
+	var logBuf clienttest.Buffer
 	m.Logger = slog.New(slog.NewTextHandler(io.MultiWriter(&logBuf, t.Output()), nil))
 	if err := m.Run(context.Background()); err != nil {
 		t.Fatal(err)

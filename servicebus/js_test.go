@@ -10,12 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
-	gosync "sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/lapse-emulator/lapse/clienttest"
 	"github.com/lapse-emulator/lapse/servicebus"
 	"github.com/lapse-emulator/lapse/servicebus/atom"
@@ -251,7 +251,7 @@ func TestJSClient_Scenarios(t *testing.T) {
 // server's clock on the test's goroutine (f.advance), while node waits.
 func runJSScenario(t *testing.T, node, name string) []byte {
 	t.Helper()
-	var log syncBuffer
+	var log clienttest.Buffer
 	f := mustJSServer(t, slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	f.MustQueue("q", func(p *atom.QueueProperties) { p.LockDuration = time.Minute })
 	f.MustQueue("dlx", func(p *atom.QueueProperties) { p.DeadLetteringOnMessageExpiration = true })
@@ -324,24 +324,6 @@ wait:
 func mustJSServer(tb testing.TB, logger *slog.Logger) *fixture {
 	tb.Helper()
 	return MustServerWith(tb, func(c *servicebus.Config) { c.Logger = logger })
-}
-
-// syncBuffer is a bytes.Buffer that the server's goroutines can log to.
-type syncBuffer struct {
-	mu gosync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // newOf returns a pointer to a new zero value of v's type, for decoding.

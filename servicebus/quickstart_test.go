@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/lapse-emulator/lapse/clienttest"
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/servicebus"
@@ -29,7 +30,7 @@ const quickstartDir = "testdata/quickstart"
 // mustQuickstartServer starts a server whose frozen clock stands at the
 // real time, since the JS SDK renews locks by the wall clock, logging to
 // log.
-func mustQuickstartServer(t *testing.T, log *syncBuffer) *fixture {
+func mustQuickstartServer(t *testing.T, log *clienttest.Buffer) *fixture {
 	t.Helper()
 	f := newFixture(t, core.NewMemStore(), time.Now().UTC().Truncate(time.Millisecond), func(c *servicebus.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -89,7 +90,7 @@ func TestJSQueueQuickstart(t *testing.T) {
 	// renewal, keyed by message-id ("Failed to stop auto lock renewal - no
 	// message ID" without one, and the messages stay locked).
 	node := clienttest.Node(t, jsDir, "@azure/service-bus")
-	var log syncBuffer
+	var log clienttest.Buffer
 	f := mustQuickstartServer(t, &log)
 	f.MustQueue("deliveries", nil)
 
@@ -111,7 +112,7 @@ func TestJSQueueQuickstart(t *testing.T) {
 func TestJSTopicQuickstart(t *testing.T) {
 	// issue 13.1: as TestJSQueueQuickstart, from a topic's subscription.
 	node := clienttest.Node(t, jsDir, "@azure/service-bus")
-	var log syncBuffer
+	var log clienttest.Buffer
 	f := mustQuickstartServer(t, &log)
 	f.MustTopic("deliveries", nil, "depot")
 
@@ -135,7 +136,7 @@ func TestGoQueueQuickstart(t *testing.T) {
 	if err != nil {
 		clienttest.Need(t, fmt.Sprintf("the Go quickstart test runs go run: %v", err))
 	}
-	var log syncBuffer
+	var log clienttest.Buffer
 	f := mustQuickstartServer(t, &log)
 	f.MustQueue("notes", nil)
 	out := runProgram(t, 5*time.Minute, ".", []string{"SERVICEBUS_CONNECTION_STRING=" + f.connStr},

@@ -10,31 +10,12 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/lapse-emulator/lapse/clienttest"
 	"github.com/lapse-emulator/lapse/dashboard"
 )
-
-// syncBuffer is a bytes.Buffer that one goroutine writes while another
-// reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // MustServe runs `lapse serve args` as the binary does until the end of
 // the test and returns its start-up banner: the rows by label, a row's
@@ -42,7 +23,7 @@ func (s *syncBuffer) String() string {
 func MustServe(tb testing.TB, args ...string) map[string][]string {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &syncBuffer{}
+	stderr := &clienttest.Buffer{}
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, append([]string{"serve"}, args...), noEnv, io.Discard, stderr) }()
 	tb.Cleanup(func() {
