@@ -32,6 +32,19 @@ type plan struct {
 	ids     []pendingID
 }
 
+// settleIDs ends the plan's claims on message ids (duplicate detection):
+// taken at now when err is nil, the messages being stored, and given up
+// when they are not.
+func (p *plan) settleIDs(now time.Time, err error) {
+	for _, x := range p.ids {
+		if err == nil {
+			x.d.take(x.id, now, x.window)
+		} else {
+			x.d.release(x.id)
+		}
+	}
+}
+
 // pendingID is a message id that the plan claimed of dedup d, taken once
 // the message is stored.
 type pendingID struct {
@@ -62,17 +75,7 @@ func (p *plan) addCopy(msg int, topic, k core.EntityKey, it core.Item) {
 // is told.
 func (s *Server) send(now time.Time, path string, ins ...*inMsg) (_ []placed, _ *core.Commit, err error) {
 	p := plan{touch: true}
-	// The ids the plan claimed are taken once the messages are stored, and
-	// given up when they are not.
-	defer func() {
-		for _, x := range p.ids {
-			if err == nil {
-				x.d.take(x.id, now, x.window)
-			} else {
-				x.d.release(x.id)
-			}
-		}
-	}()
+	defer func() { p.settleIDs(now, err) }()
 	for i, in := range ins {
 		if err := s.route(now, path, in, 0, &p, i, false); err != nil {
 			return nil, nil, err

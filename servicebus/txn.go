@@ -330,15 +330,7 @@ func (s *Server) commitTxn(ctx context.Context, t *txn) (err error) {
 		ss = append(ss, st)
 	}
 	p := plan{touch: true}
-	defer func() {
-		for _, x := range p.ids {
-			if err == nil {
-				x.d.take(x.id, now, x.window)
-			} else {
-				x.d.release(x.id)
-			}
-		}
-	}()
+	defer func() { p.settleIDs(now, err) }()
 	msg := 0
 	for _, sd := range t.sends {
 		for _, in := range sd.ins {
