@@ -22,10 +22,15 @@ import (
 // default language, else English. The service answers the same without a
 // full-text policy or index, only more slowly.
 //
-// A search string is found by its first word: the service's answers for
-// "United States" over the same items (the SDKs' live tests) match and
-// rank the items holding "United" alone, "United Kingdom" among them, and
-// not those holding only "States".
+// A search string is a phrase to FullTextContains and its All and Any
+// forms (fullTextExpr.phrases): its terms, in order, one after the other.
+// FullTextScore scores it by its first term. The service once matched a
+// string by its first word ("United States" matched "United Kingdom"; the
+// SDKs' live tests still list those items as allowed) and now matches the
+// phrase (the same tests count 13 items, the ones with "United States"),
+// while its ranking still weighs "United" alone (their TOP 10 leaves out
+// an item with the whole phrase in a long text, and holds one with
+// "United" alone).
 
 //go:embed stopwords_en.txt
 var stopwordsEn string
@@ -75,15 +80,6 @@ func (a analyzer) terms(text string) []string {
 		out = append(out, w)
 	}
 	return out
-}
-
-// key returns the term a search string is found by: its first term.
-func (a analyzer) key(search string) (string, bool) {
-	t := a.terms(search)
-	if len(t) == 0 {
-		return "", false
-	}
-	return t[0], true
 }
 
 // words splits text into lower-case words: runs of letters and digits,
@@ -154,21 +150,6 @@ func (x *fullTextExpr) analyzer(rs *runState) analyzer {
 	return analyzerFor(lang)
 }
 
-// keys returns the terms x searches for, and false when one of the search
-// strings is not a string.
-func (x *fullTextExpr) keys(e *env, a analyzer) ([]string, []bool, bool) {
-	keys := make([]string, len(x.search))
-	has := make([]bool, len(x.search))
-	for i, s := range x.search {
-		str, ok := s.eval(e).(string)
-		if !ok {
-			return nil, nil, false
-		}
-		keys[i], has[i] = a.key(str)
-	}
-	return keys, has, true
-}
-
 func (x *fullTextExpr) eval(e *env) any {
 	text, ok := x.text.eval(e).(string)
 	if !ok {
@@ -178,32 +159,37 @@ func (x *fullTextExpr) eval(e *env) any {
 	if x.kind == ftWordCount {
 		return float64(len(a.terms(text)))
 	}
-	keys, has, ok := x.keys(e, a)
+	phrases, ok := x.phrases(e, a)
 	if !ok {
 		return Undefined
 	}
 	terms := a.terms(text)
 	switch x.kind {
 	case ftScore:
-		return bm25(e.rs.stats(x, keys, has), terms, keys, has)
+		// Scored by each search string's first term (the service ranks
+		// the items with "United" alone for "United States", and not one
+		// with the whole phrase but a long text), as lapse's hybrid search
+		// plan counts them (hybridplan.go).
+		firsts := firstTerms(phrases)
+		return bm25(e.rs.stats(x, firsts), terms, firsts)
 	case ftScoreGiven:
-		st, ok := x.givenStats(e, len(keys))
+		st, ok := x.givenStats(e, len(phrases))
 		if !ok {
 			return Undefined
 		}
-		return bm25(st, terms, keys, has)
+		return bm25(st, terms, phrases)
 	}
-	found := func(i int) bool { return has[i] && indexOf(terms, keys[i]) >= 0 }
+	found := func(i int) bool { return countPhrase(terms, phrases[i]) > 0 }
 	switch x.kind {
 	case ftContainsAll:
-		for i := range keys {
+		for i := range phrases {
 			if !found(i) {
 				return false
 			}
 		}
 		return true
 	case ftContainsAny:
-		for i := range keys {
+		for i := range phrases {
 			if found(i) {
 				return true
 			}
@@ -213,14 +199,45 @@ func (x *fullTextExpr) eval(e *env) any {
 	return found(0)
 }
 
-// indexOf returns the position of t in terms, or -1.
-func indexOf(terms []string, t string) int {
-	for i, s := range terms {
-		if s == t {
-			return i
+// phrases returns the terms of each string x searches for, and false
+// when one of them is not a string. The full-text filters take a search
+// string for a phrase: a text has it when it has all its terms, in order,
+// one after the other (the service's answer for "United States" over the
+// SDKs' live-test items holds the items with the two words, 13, and not
+// the two with "United" alone). A string of stopwords only has no terms
+// and is found nowhere. FullTextScore scores a string by its first term.
+func (x *fullTextExpr) phrases(e *env, a analyzer) ([][]string, bool) {
+	out := make([][]string, len(x.search))
+	for i, s := range x.search {
+		str, ok := s.eval(e).(string)
+		if !ok {
+			return nil, false
+		}
+		out[i] = a.terms(str)
+	}
+	return out, true
+}
+
+// firstTerms returns the first term of each phrase as a phrase of its
+// own (none for an empty one).
+func firstTerms(phrases [][]string) [][]string {
+	out := make([][]string, len(phrases))
+	for i, ph := range phrases {
+		out[i] = ph[:min(1, len(ph))]
+	}
+	return out
+}
+
+// countPhrase returns how many times phrase occurs in terms, its terms
+// one after the other; 0 for an empty phrase.
+func countPhrase(terms, phrase []string) int {
+	n := 0
+	for i := 0; len(phrase) > 0 && i+len(phrase) <= len(terms); i++ {
+		if slices.Equal(terms[i:i+len(phrase)], phrase) {
+			n++
 		}
 	}
-	return -1
+	return n
 }
 
 // BM25's parameters, the usual ones.
@@ -232,31 +249,24 @@ const (
 // corpusStats are the statistics of one FullTextScore call over the
 // container's documents, as the service gathers them: the number of
 // documents, the number of terms of the searched texts, and for each
-// searched term the number of documents whose text has it.
+// searched phrase the number of documents whose text has it.
 type corpusStats struct {
 	docs, words int
 	hits        []int
 }
 
 // bm25 is the BM25 score of a document whose searched text has terms: the
-// sum over the searched terms of idf·tf·(k1+1)/(tf+k1·(1−b+b·dl/avgdl)).
-func bm25(st *corpusStats, terms, keys []string, has []bool) float64 {
+// sum over the searched phrases of idf·tf·(k1+1)/(tf+k1·(1−b+b·dl/avgdl)),
+// tf a phrase's occurrences.
+func bm25(st *corpusStats, terms []string, phrases [][]string) float64 {
 	if st.docs == 0 || st.words == 0 {
 		return 0
 	}
 	avg := float64(st.words) / float64(st.docs)
 	dl := float64(len(terms))
 	score := 0.0
-	for i, k := range keys {
-		if !has[i] {
-			continue
-		}
-		tf := 0.0
-		for _, t := range terms {
-			if t == k {
-				tf++
-			}
-		}
+	for i, ph := range phrases {
+		tf := float64(countPhrase(terms, ph))
 		if tf == 0 {
 			continue
 		}
@@ -295,11 +305,11 @@ func (x *fullTextExpr) givenStats(e *env, terms int) (*corpusStats, bool) {
 // stats returns, computing it the first time, the corpus statistics of x:
 // every document of the corpus, bound to the query's FROM source the way
 // the query binds its own documents.
-func (rs *runState) stats(x *fullTextExpr, keys []string, has []bool) *corpusStats {
+func (rs *runState) stats(x *fullTextExpr, phrases [][]string) *corpusStats {
 	if st, ok := rs.corpusStats[x]; ok {
 		return st
 	}
-	st := &corpusStats{hits: make([]int, len(keys))}
+	st := &corpusStats{hits: make([]int, len(phrases))}
 	a := x.analyzer(rs)
 	q := rs.top
 	ce := &env{vals: make([]any, q.nslots), rs: rs}
@@ -318,8 +328,8 @@ func (rs *runState) stats(x *fullTextExpr, keys []string, has []bool) *corpusSta
 		}
 		terms := a.terms(text)
 		st.words += len(terms)
-		for i, k := range keys {
-			if has[i] && indexOf(terms, k) >= 0 {
+		for i, ph := range phrases {
+			if countPhrase(terms, ph) > 0 {
 				st.hits[i]++
 			}
 		}

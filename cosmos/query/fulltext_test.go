@@ -106,17 +106,28 @@ func TestFullTextContainsComparesStemsWithoutStopwords(t *testing.T) {
 	}
 }
 
-// issue 13.12: a search string is found by its first word, as the
-// service's answers for "United States" show (the SDKs' live tests over
-// the same items match "United Kingdom" and not "States" alone).
-func TestFullTextSearchStringIsFoundByItsFirstWord(t *testing.T) {
+// A search string is a phrase: its terms in order, one after the other,
+// as the service answers "United States" over the SDKs' live-test items
+// today (13 items: those with the two words, not those with "United" or
+// "States" alone). A phrase counts once per occurrence in FullTextScore.
+func TestFullTextSearchStringIsAPhrase(t *testing.T) {
 	docs := MustDecodeAll(t,
 		`{"id":"us","text":"a law of the United States"}`,
 		`{"id":"uk","text":"a peerage of the United Kingdom"}`,
-		`{"id":"states","text":"iron in several oxidation states"}`)
+		`{"id":"states","text":"iron in several oxidation states"}`,
+		`{"id":"apart","text":"states of the united kingdom"}`,
+		`{"id":"twice","text":"United States and again the United States"}`)
 	q := MustParse(t, `SELECT VALUE c.id FROM c WHERE FullTextContains(c.text, "United States")`)
-	if diff := cmp.Diff([]string{`"us"`, `"uk"`}, MustRunOpts(t, q, docs, Options{})); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
+	if diff := cmp.Diff([]string{`"us"`, `"twice"`}, MustRunOpts(t, q, docs, Options{})); diff != "" {
+		t.Errorf("FullTextContains (-want +got):\n%s", diff)
+	}
+	q = MustParse(t, `SELECT VALUE c.id FROM c WHERE FullTextContainsAny(c.text, "united kingdom", "oxidation states")`)
+	if diff := cmp.Diff([]string{`"uk"`, `"states"`, `"apart"`}, MustRunOpts(t, q, docs, Options{})); diff != "" {
+		t.Errorf("FullTextContainsAny (-want +got):\n%s", diff)
+	}
+	q = MustParse(t, `SELECT VALUE c.id FROM c ORDER BY RANK FullTextScore(c.text, "United States")`)
+	if got := MustRunOpts(t, q, docs, Options{}); len(got) != 5 || got[0] != `"twice"` || got[1] != `"us"` {
+		t.Errorf("FullTextScore ranks %v, want twice then us first", got)
 	}
 }
 

@@ -118,6 +118,7 @@ func (q *Query) HybridPlan(params Params, opt HybridOptions) (info HybridSearchQ
 			if len(args) == 2 && strings.HasPrefix(args[1], "[") && strings.HasSuffix(args[1], "]") {
 				p.terms = splitList(args[1][1 : len(args[1])-1])
 			}
+			p.terms = firstWords(p.terms, params)
 			n := strconv.Itoa(i)
 			p.expr = "_FullTextScore(" + p.path + ", [" + strings.Join(p.terms, ", ") + "], " +
 				HybridDocumentCount + ", " + hybridWordCount + n + "}, " + hybridHitCounts + n + "})"
@@ -289,6 +290,31 @@ func paramValues(q *Query, params Params) []any {
 	out := make([]any, len(q.params))
 	for i, name := range q.params {
 		out[i] = params[name]
+	}
+	return out
+}
+
+// firstWords returns the search strings of a FullTextScore as they are
+// scored: a string of several words, a literal or a parameter's value, by
+// its first word (fulltext.go), so that the statistics the client gathers
+// are the ones the whole query uses; other strings as they are.
+func firstWords(strs []string, params Params) []string {
+	out := make([]string, 0, len(strs))
+	for _, s := range strs {
+		text, quote := "", ""
+		switch {
+		case strings.HasPrefix(s, "@"):
+			text, _ = params[s].(string)
+			quote = `"`
+		case len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0]:
+			text, quote = s[1:len(s)-1], s[:1]
+		}
+		words := strings.Fields(text)
+		if len(words) < 2 || strings.ContainsAny(text, `\"'`) {
+			out = append(out, s)
+			continue
+		}
+		out = append(out, quote+words[0]+quote)
 	}
 	return out
 }

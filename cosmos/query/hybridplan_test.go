@@ -329,3 +329,25 @@ func TestIssue26_RRFWeightsParameter(t *testing.T) {
 		t.Error("one weight for two scores: no error")
 	}
 }
+
+// A FullTextScore of several words is scored by its first word
+// (fulltext.go): the plan's statistics count the documents with that
+// word, whether the string is a literal or a parameter, so that the
+// client's fusion ranks as the whole query does.
+func TestHybridPlanCountsASearchStringByItsFirstWord(t *testing.T) {
+	for _, c := range []struct {
+		arg    string
+		params Params
+	}{
+		{`"United States"`, nil},
+		{`'United States'`, nil},
+		{`@s`, Params{"@s": "United States"}},
+	} {
+		q := MustParse(t, `SELECT TOP 5 c.id FROM c ORDER BY RANK FullTextScore(c.text, `+c.arg+`)`)
+		info, ok := q.HybridPlan(c.params, HybridOptions{})
+		if !ok || !strings.Contains(info.GlobalStatisticsQuery, "FullTextContains(c.text, ") ||
+			!strings.Contains(info.GlobalStatisticsQuery, "United") || strings.Contains(info.GlobalStatisticsQuery, "States") {
+			t.Errorf("%s: %v %s", c.arg, ok, info.GlobalStatisticsQuery)
+		}
+	}
+}
