@@ -58,6 +58,9 @@ type conn struct {
 	channels  map[uint16]*channel
 	exclusive []*queue
 	closing   bool // the server sent connection.close
+	// forced is the explanation of a close asked by another goroutine
+	// (forceClose), which the serving goroutine carries out.
+	forced    string
 	closed    chan struct{}
 	closeOnce sync.Once
 }
@@ -146,6 +149,13 @@ func (c *conn) safeFrame(f wire.Frame) (err error) {
 // fail ends the connection after err: a protocol error is answered with
 // connection.close and a wait for close-ok; I/O errors just end it.
 func (c *conn) fail(err error) {
+	c.mu.Lock()
+	forced := c.forced
+	c.mu.Unlock()
+	if forced != "" {
+		// forceClose woke the read: close as a connection error does.
+		err = &amqpError{code: wire.ConnectionForced, text: wire.ReplyText(wire.ConnectionForced, forced), conn: true}
+	}
 	var we *wire.Error
 	var ae *amqpError
 	switch {
@@ -198,23 +208,31 @@ func (c *conn) closeWith(ae *amqpError) {
 
 // forceClose closes the connection from the server side with 320
 // CONNECTION_FORCED and the explanation given, as RabbitMQ does on
-// shutdown, a management close or the deletion of the vhost.
+// shutdown, a management close or the deletion of the vhost. The serving
+// goroutine does it, as for a connection error (fail): its read is woken,
+// and the channels, consumers and exclusive queues go before the client
+// hears of the close, so that a client reconnecting at once finds them
+// gone (the real broker's order; its differential test saw the old
+// consumer still counted). Only the serving goroutine touches the
+// channels.
 func (c *conn) forceClose(explanation string) {
 	c.mu.Lock()
-	already := c.closing
-	c.closing = true
-	c.mu.Unlock()
+	already := c.closing || c.forced != ""
 	if !already {
-		c.send(0, &wire.ConnectionClose{ReplyCode: wire.ConnectionForced,
-			ReplyText: wire.ReplyText(wire.ConnectionForced, explanation)})
+		c.forced = explanation
 	}
-	c.w.close()
-	// The socket closes once the close is written, or after closeTimeout
-	// for a client that does not read; Server.Close waits for it.
+	c.mu.Unlock()
+	if already {
+		return
+	}
+	c.nc.SetReadDeadline(time.Now())
+	// A client that reads nothing, or a serving goroutine held elsewhere,
+	// must not keep the socket open: it closes after twice closeTimeout at
+	// the latest. Server.Close waits for it.
 	closeSocket := func() {
 		select {
 		case <-c.w.done:
-		case <-time.After(closeTimeout):
+		case <-time.After(2 * closeTimeout):
 		}
 		c.nc.Close()
 	}
