@@ -87,10 +87,10 @@ func TestPython7ServiceBusSettle(t *testing.T) {
 	runSBPython7(t, "settle", result{
 		Bodies: []string{"again", "bad", "done", "later"}, MessageID: "m-1", Color: "red",
 		SequenceNumbers: []int64{1, 2, 3, 4}, DeliveryCounts: []int{0, 0, 0, 0},
-		Again:           [][]any{{"again", 1.0}},
-		Deferred:        [][]string{{"later", "ServiceBusMessageState.DEFERRED"}},
-		DeadLettered:    [][]string{{"bad", "not today", "bad body"}},
-		Left:            []int{0, 0, 0}, Missing: "MessagingEntityNotFoundError",
+		Again:        [][]any{{"again", 1.0}},
+		Deferred:     [][]string{{"later", "ServiceBusMessageState.DEFERRED"}},
+		DeadLettered: [][]string{{"bad", "not today", "bad body"}},
+		Left:         []int{0, 0, 0}, Missing: "MessagingEntityNotFoundError",
 	})
 }
 
