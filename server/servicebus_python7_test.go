@@ -185,16 +185,18 @@ func TestPython7ServiceBusAdministration(t *testing.T) {
 		Queues        []string
 		Topics        []string
 		Subscriptions []string
-		Rules         [][]string
-		Runtime       map[string]int
-		QueuesRuntime [][]any
-		Red           []string
-		AfterDelete   []int
-		GetMissing    string
+		// issue 27: the SDK pages by the feed's next link.
+		SubscriptionsByOne []string
+		Rules              [][]string
+		Runtime            map[string]int
+		QueuesRuntime      [][]any
+		Red                []string
+		AfterDelete        []int
+		GetMissing         string
 	}
 	runSBPython7(t, "administration", result{
 		Queue: []any{"q", "0:00:45", 3.0, "1:00:00"}, Queues: []string{"q"}, Topics: []string{"t"},
-		Subscriptions: []string{"all", "red"}, Rules: [][]string{{"red", "color = 'red'"}},
+		Subscriptions: []string{"all", "red"}, SubscriptionsByOne: []string{"all", "red"}, Rules: [][]string{{"red", "color = 'red'"}},
 		Runtime:       map[string]int{"all": 3, "red": 1, "q": 1, "topicSubscriptions": 2},
 		QueuesRuntime: [][]any{{"q", 1.0}}, Red: []string{"red one"}, AfterDelete: []int{0, 0},
 		GetMissing: "ResourceNotFoundError",

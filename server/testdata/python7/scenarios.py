@@ -293,6 +293,9 @@ def administration():
     out["queues"] = [x.name for x in adm.list_queues()]
     out["topics"] = [x.name for x in adm.list_topics()]
     out["subscriptions"] = sorted(x.name for x in adm.list_subscriptions("t"))
+    # A page at a time, as for more than 100 entities: the SDK follows the
+    # feed's next link.
+    out["subscriptionsByOne"] = [x.name for x in adm.list_subscriptions("t", max_page_size=1)]
     out["rules"] = [[x.name, x.filter.sql_expression] for x in adm.list_rules("t", "red")]
     with client() as c:
         with c.get_topic_sender("t") as s:

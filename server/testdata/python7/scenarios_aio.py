@@ -220,6 +220,7 @@ async def administration():
         out["queues"] = [x.name async for x in adm.list_queues()]
         out["topics"] = [x.name async for x in adm.list_topics()]
         out["subscriptions"] = sorted([x.name async for x in adm.list_subscriptions("t")])
+        out["subscriptionsByOne"] = [x.name async for x in adm.list_subscriptions("t", max_page_size=1)]
         out["rules"] = [[x.name, x.filter.sql_expression] async for x in adm.list_rules("t", "red")]
         async with client() as c:
             async with c.get_topic_sender("t") as s:
