@@ -70,7 +70,8 @@ func runSBPython7[T any](t *testing.T, scenario string, want T) {
 // Send, then settle in all four ways: complete, abandon (received again
 // with its delivery counted), defer (received by sequence number, still
 // deferred) and dead-letter (reason and description in the dead-letter
-// queue); a missing entity is the SDK's not-found error.
+// queue); a missing entity is the SDK's not-found error, a message over
+// the link's size limit its size error.
 func TestPython7ServiceBusSettle(t *testing.T) {
 	type result struct {
 		Bodies          []string
@@ -83,6 +84,8 @@ func TestPython7ServiceBusSettle(t *testing.T) {
 		DeadLettered    [][]string
 		Left            []int
 		Missing         string
+		// issue 27: the rejected outcome's error has its three fields.
+		TooBig string
 	}
 	runSBPython7(t, "settle", result{
 		Bodies: []string{"again", "bad", "done", "later"}, MessageID: "m-1", Color: "red",
@@ -90,7 +93,7 @@ func TestPython7ServiceBusSettle(t *testing.T) {
 		Again:        [][]any{{"again", 1.0}},
 		Deferred:     [][]string{{"later", "ServiceBusMessageState.DEFERRED"}},
 		DeadLettered: [][]string{{"bad", "not today", "bad body"}},
-		Left:         []int{0, 0, 0}, Missing: "MessagingEntityNotFoundError",
+		Left:         []int{0, 0, 0}, Missing: "MessagingEntityNotFoundError", TooBig: "MessageSizeExceededError",
 	})
 }
 

@@ -137,6 +137,9 @@ def settle():
             dlq.complete_message(dead[0])
         out["left"] = counts(adm, "settle", [0, 0, 0])
         out["missing"] = error_name(lambda: c.get_queue_sender("nope").send_messages(ServiceBusMessage("x")))
+        # Refused with a rejected outcome, whose error the SDK reads by index.
+        with c.get_queue_sender("settle") as s:
+            out["tooBig"] = error_name(lambda: s.send_messages(ServiceBusMessage("x" * 300_000)))
     return out
 
 

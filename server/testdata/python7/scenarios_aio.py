@@ -80,6 +80,8 @@ async def settle():
                 await dlq.complete_message(dead[0])
             out["left"] = await counts(adm, "settle", [0, 0, 0])
             out["missing"] = await error_name(c.get_queue_sender("nope").send_messages(ServiceBusMessage("x")))
+            async with c.get_queue_sender("settle") as s:
+                out["tooBig"] = await error_name(s.send_messages(ServiceBusMessage("x" * 300_000)))
     return out
 
 
