@@ -36,7 +36,7 @@ func TestAMQPListenerAcceptsAgainAfterAnAcceptFails(t *testing.T) {
 	}
 	fl := &failingListener{Listener: ln}
 	fl.fails.Store(3)
-	l := newAMQPListener(fl, nil, nil, nil, nil, slog.New(slog.NewTextHandler(t.Output(), nil)))
+	l := newAMQPListener(fl, nil, false, nil, nil, nil, slog.New(slog.NewTextHandler(t.Output(), nil)))
 	defer func() {
 		// Its Close closes the front-ends too, which this test has not.
 		close(l.stop)

@@ -26,18 +26,26 @@ import (
 // administration API), as on the service's one host name: SDKs without
 // emulator support build https://host:port/ from the same connection
 // string as the AMQP client.
+//
+// The plain AMQP port takes TLS too when a connection starts with a TLS
+// handshake record rather than a protocol header (issue 27): the
+// administration client of azure-servicebus 7.9 and later, given the
+// emulator's connection string (UseDevelopmentEmulator=true), builds
+// https://host:port/ from its endpoint, the AMQP port, so one connection
+// string serves both of its clients once lapse's certificate is trusted.
 type amqpListener struct {
-	ln     net.Listener
-	tls    *tls.Config // nil: plain AMQP
-	https  func(net.Conn)
-	rabbit *rabbitmq.Server
-	sb     *servicebus.Server
-	log    *slog.Logger
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	hello  map[net.Conn]struct{} // connections still sending their header
-	closed bool
-	stop   chan struct{} // closed by Close
+	ln       net.Listener
+	tls      *tls.Config // nil: plain AMQP only
+	tlsFirst bool        // the AMQPS port: every connection is TLS
+	https    func(net.Conn)
+	rabbit   *rabbitmq.Server
+	sb       *servicebus.Server
+	log      *slog.Logger
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	hello    map[net.Conn]struct{} // connections still sending their header
+	closed   bool
+	stop     chan struct{} // closed by Close
 }
 
 // headerTimeout bounds the wait for a protocol header, and the TLS
@@ -45,10 +53,11 @@ type amqpListener struct {
 const headerTimeout = 10 * time.Second
 
 // newAMQPListener serves ln, bound already; serving starts at once. cfg,
-// if not nil, makes it an AMQPS port, and https then serves its HTTP
-// requests. Close closes ln.
-func newAMQPListener(ln net.Listener, cfg *tls.Config, https func(net.Conn), rabbit *rabbitmq.Server, sb *servicebus.Server, log *slog.Logger) *amqpListener {
-	l := &amqpListener{ln: ln, tls: cfg, https: https, rabbit: rabbit, sb: sb, log: log, hello: map[net.Conn]struct{}{}, stop: make(chan struct{})}
+// if not nil, serves TLS: on every connection when tlsFirst (an AMQPS
+// port), else on those that start with a TLS handshake; https serves the
+// HTTP requests that come over TLS. Close closes ln.
+func newAMQPListener(ln net.Listener, cfg *tls.Config, tlsFirst bool, https func(net.Conn), rabbit *rabbitmq.Server, sb *servicebus.Server, log *slog.Logger) *amqpListener {
+	l := &amqpListener{ln: ln, tls: cfg, tlsFirst: tlsFirst, https: https, rabbit: rabbit, sb: sb, log: log, hello: map[net.Conn]struct{}{}, stop: make(chan struct{})}
 	l.wg.Add(1)
 	go l.accept()
 	return l
@@ -89,8 +98,9 @@ func (l *amqpListener) accept() {
 	}
 }
 
-// handle runs the TLS handshake of an AMQPS port, reads the protocol
-// header and hands the connection on.
+// handle runs the TLS handshake of an AMQPS port (or of a plain port's
+// connection that starts one), reads the protocol header and hands the
+// connection on.
 func (l *amqpListener) handle(nc net.Conn) {
 	defer l.wg.Done()
 	if tc, ok := nc.(*net.TCPConn); ok {
@@ -100,15 +110,18 @@ func (l *amqpListener) handle(nc net.Conn) {
 	var h [8]byte
 	nc.SetDeadline(time.Now().Add(headerTimeout))
 	var err error
-	if l.tls != nil {
-		tc := tls.Server(nc, l.tls)
-		if err = tc.Handshake(); err != nil {
-			l.log.Debug("TLS handshake failed", "remote", nc.RemoteAddr().String(), "err", err)
-		}
-		nc = tc
+	overTLS := l.tls != nil && l.tlsFirst
+	if overTLS {
+		nc, err = l.handshake(nc)
 	}
 	if err == nil {
 		_, err = io.ReadFull(nc, h[:])
+	}
+	if err == nil && l.tls != nil && !overTLS && h[0] == tlsHandshakeRecord {
+		overTLS = true
+		if nc, err = l.handshake(&replayConn{Conn: nc, pending: h[:]}); err == nil {
+			_, err = io.ReadFull(nc, h[:])
+		}
 	}
 	nc.SetDeadline(time.Time{})
 	l.mu.Lock()
@@ -119,7 +132,7 @@ func (l *amqpListener) handle(nc net.Conn) {
 		nc.Close()
 		return
 	}
-	if l.tls != nil && l.https != nil && isHTTPMethod(h) {
+	if overTLS && l.https != nil && isHTTPMethod(h) {
 		l.https(&replayConn{Conn: nc, pending: h[:]})
 		return
 	}
@@ -134,6 +147,21 @@ func (l *amqpListener) handle(nc net.Conn) {
 		nc.Write(handOn[:])
 		nc.Close()
 	}
+}
+
+// tlsHandshakeRecord is the first byte of a TLS connection: the content
+// type of the record that carries the ClientHello (RFC 8446 §5.1), which
+// no AMQP protocol header starts with.
+const tlsHandshakeRecord = 0x16
+
+// handshake runs the server side of a TLS handshake on nc.
+func (l *amqpListener) handshake(nc net.Conn) (net.Conn, error) {
+	tc := tls.Server(nc, l.tls)
+	err := tc.Handshake()
+	if err != nil {
+		l.log.Debug("TLS handshake failed", "remote", nc.RemoteAddr().String(), "err", err)
+	}
+	return tc, err
 }
 
 // isHTTPMethod says whether h starts an HTTP/1 request: a method name in

@@ -405,3 +405,52 @@ func TestJSServiceBusOverTLS(t *testing.T) {
 // sbJSDir is the npm folder of the Service Bus JS tests, whose
 // @azure/service-bus the TLS test uses.
 const sbJSDir = "../servicebus/jstest"
+
+// issue 27: azure-servicebus 7.15's administration client, given the
+// emulator's connection string (UseDevelopmentEmulator=true, the endpoint
+// the AMQP port), sends https://host:port/ requests to the AMQP port. The
+// plain AMQP port takes a connection that opens with a TLS handshake and
+// hands its HTTP requests to the administration API, which creates the
+// queue; an AMQP 1.0 header over that TLS is still served, and the plain
+// AMQP header still goes to Service Bus. Before, the TLS ClientHello was
+// read as a protocol header and refused with 0-9-1's, so the handshake
+// failed.
+func TestAMQPPortServesAdministrationOverTLS(t *testing.T) {
+	m := MustStart(t)
+	pool, _ := MustTrustLapse(t, m)
+	amqpAddr := listenerAddr(t, m, "amqp")
+	_, port, _ := net.SplitHostPort(amqpAddr)
+
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	t.Cleanup(tr.CloseIdleConnections)
+	adm, err := admin.NewClientFromConnectionString(sbKeyConnString("localhost:"+port)+"UseDevelopmentEmulator=true;", &admin.ClientOptions{
+		ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}, Retry: policy.RetryOptions{MaxRetries: -1}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateQueue(sbContext(t), "orders", nil); err != nil {
+		t.Fatalf("create a queue over HTTPS on the AMQP port %s: %v", amqpAddr, err)
+	}
+
+	// The AMQP 1.0 SASL header over TLS on the same port: answered with
+	// the SASL header, as on the AMQPS port.
+	c, err := tls.Dial("tcp", "localhost:"+port, &tls.Config{RootCAs: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte{'A', 'M', 'Q', 'P', 3, 1, 0, 0}); err != nil {
+		t.Fatal(err)
+	}
+	var h [8]byte
+	if _, err := io.ReadFull(c, h[:]); err != nil || h != [8]byte{'A', 'M', 'Q', 'P', 3, 1, 0, 0} {
+		t.Fatalf("AMQP 1.0 over TLS on the AMQP port: %q %v, want the SASL header", h, err)
+	}
+
+	// Plain AMQP on the port is as before.
+	if got := sbPeek(t, MustSBClient(t, m), "orders", 0); len(got) != 0 {
+		t.Fatalf("peeked %q on the plain port, want an empty queue", got)
+	}
+}

@@ -25,11 +25,17 @@ const pythonDir = "testdata/python"
 // environment env, and returns the one JSON line it printed.
 func runPython(tb testing.TB, python, script string, env []string, args ...string) []byte {
 	tb.Helper()
+	return runPythonIn(tb, pythonDir, python, script, env, args...)
+}
+
+// runPythonIn is runPython with the script in dir.
+func runPythonIn(tb testing.TB, dir, python, script string, env []string, args ...string) []byte {
+	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, python, append([]string{script}, args...)...)
-	cmd.Dir = pythonDir
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second

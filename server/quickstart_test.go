@@ -123,13 +123,7 @@ func TestQuickstartServiceBusQueuesPython(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, python, filepath.Join(quickstartDir, "sbqueue.py"), "mail")
 	cmd.Env = append(os.Environ(), env...)
-	want := []string{"sent one message", "sent a list of 5 messages", "sent a batch of 10 messages", "received: single"}
-	for i := 1; i <= 5; i++ {
-		want = append(want, fmt.Sprintf("received: list %d", i))
-	}
-	for i := 1; i <= 10; i++ {
-		want = append(want, fmt.Sprintf("received: batch %d", i))
-	}
+	want := sbQuickstartLines()
 	// It completes each message after printing it: the last completion
 	// may follow the last line.
 	sb := MustSBClient(t, m)
@@ -140,5 +134,76 @@ func TestQuickstartServiceBusQueuesPython(t *testing.T) {
 	}
 	if left := sbPeek(t, sb, "mail", 0); !slices.Equal(left, []string{}) {
 		t.Errorf("not completed: %q", left)
+	}
+}
+
+// sbQuickstartLines are the lines sbqueue.py and sbtopic.py print: three
+// sends, then the sixteen messages in the order they were sent.
+func sbQuickstartLines() []string {
+	want := []string{"sent one message", "sent a list of 5 messages", "sent a batch of 10 messages", "received: single"}
+	for i := 1; i <= 5; i++ {
+		want = append(want, fmt.Sprintf("received: list %d", i))
+	}
+	for i := 1; i <= 10; i++ {
+		want = append(want, fmt.Sprintf("received: batch %d", i))
+	}
+	return want
+}
+
+// issue 27: the same program of the queue quickstart with the current
+// azure-servicebus 7.x (its own AMQP stack) and the emulator's connection
+// string, plain AMQP on lapse's AMQP port.
+func TestQuickstartServiceBusQueuesPython7(t *testing.T) {
+	python := clienttest.PythonSDK(t, "import azure.servicebus")
+	m := MustStart(t)
+	MustSBAdmin(t, m).CreateQueue(sbContext(t), "mail", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, python, filepath.Join(quickstartDir, "sbqueue.py"), "mail")
+	cmd.Env = append(os.Environ(), "SERVICEBUS_CONNECTION_STRING="+sbKeyConnString(listenerAddr(t, m, "amqp"))+"UseDevelopmentEmulator=true;")
+	sb := MustSBClient(t, m)
+	empty := func() bool { return len(sbPeek(t, sb, "mail", 0)) == 0 }
+	got := runUntil(t, cmd, len(sbQuickstartLines()), empty)
+	if diff := cmp.Diff(sbQuickstartLines(), got); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	if left := sbPeek(t, sb, "mail", 0); !slices.Equal(left, []string{}) {
+		t.Errorf("not completed: %q", left)
+	}
+}
+
+// issue 27: lapse's own program of the flow of Microsoft's Python
+// quickstart for topics and subscriptions, with the asyncio clients of
+// the current azure-servicebus 7.x and the emulator's connection string:
+// 16 messages sent to a topic, received from its subscription in order and
+// completed.
+func TestQuickstartServiceBusTopicPython7(t *testing.T) {
+	python := clienttest.PythonSDK(t, "import azure.servicebus")
+	m := MustStart(t)
+	ctx := sbContext(t)
+	ad := MustSBAdmin(t, m)
+	if _, err := ad.CreateTopic(ctx, "mytopic", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ad.CreateSubscription(ctx, "mytopic", "S1", nil); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, python, filepath.Join(quickstartDir, "sbtopic.py"), "mytopic", "S1")
+	cmd.Env = append(os.Environ(), "SERVICEBUS_CONNECTION_STRING="+sbKeyConnString(listenerAddr(t, m, "amqp"))+"UseDevelopmentEmulator=true;")
+	active := func() int32 {
+		p, err := ad.GetSubscriptionRuntimeProperties(ctx, "mytopic", "S1", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.ActiveMessageCount
+	}
+	got := runUntil(t, cmd, len(sbQuickstartLines()), func() bool { return active() == 0 })
+	if diff := cmp.Diff(sbQuickstartLines(), got); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	if n := active(); n != 0 {
+		t.Errorf("%d messages not completed", n)
 	}
 }

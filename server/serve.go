@@ -139,9 +139,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	log.Info("listening", "listener", "servicebusAdmin", "addr", m.sbAdmin.Addr().String())
-	m.amqp = newAMQPListener(m.ports.take(portAMQP), nil, nil, m.Rabbit, m.SB, log.With("listener", "amqp"))
+	m.amqp = newAMQPListener(m.ports.take(portAMQP), m.tlsConfig(), false, m.handoffHTTPS, m.Rabbit, m.SB, log.With("listener", "amqp"))
 	log.Info("listening", "listener", "amqp", "addr", m.amqp.Addr().String())
-	m.amqps = newAMQPListener(m.ports.take(portAMQPS), m.tlsConfig(), m.handoffHTTPS, m.Rabbit, m.SB, log.With("listener", "amqps"))
+	m.amqps = newAMQPListener(m.ports.take(portAMQPS), m.tlsConfig(), true, m.handoffHTTPS, m.Rabbit, m.SB, log.With("listener", "amqps"))
 	log.Info("listening", "listener", "amqps", "addr", m.amqps.Addr().String())
 	m.management = rabbitmq.NewManagement(rabbitmq.ManagementConfig{Addr: m.Config.RabbitMQManagementAddr,
 		Server: m.Rabbit, Logger: log.With("listener", "rabbitmqManagement"), AMQPAddr: m.amqp.Addr})

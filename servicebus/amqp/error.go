@@ -22,7 +22,8 @@ func (e *Error) Error() string {
 // Descriptor returns the numeric descriptor of the error type, 0x1d.
 func (e *Error) Descriptor() uint64 { return descError }
 
-// AppendTo appends the encoded error to dst; a nil *Error encodes as null.
+// AppendTo appends the encoded error to dst, every field written, nulls
+// too; a nil *Error encodes as null.
 func (e *Error) AppendTo(dst []byte) ([]byte, error) {
 	if e == nil {
 		return append(dst, codeNull), nil
@@ -31,6 +32,11 @@ func (e *Error) AppendTo(dst []byte) ([]byte, error) {
 	w.symbol(e.Condition)
 	w.optString(e.Description)
 	w.mapv(e.Info)
+	// All three fields, as the service writes an error: the AMQP stack of
+	// azure-servicebus 7.9 and later reads a rejected outcome's error and a
+	// close's by index, info at 2, and a shorter list stops its send with an
+	// IndexError, never finished (issue 27).
+	w.keep()
 	return w.finish()
 }
 

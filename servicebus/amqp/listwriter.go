@@ -32,6 +32,11 @@ func (w *listWriter) wrote(before int) {
 	w.last, w.end = w.n, len(w.dst)
 }
 
+// keep keeps every field written so far, trailing nulls too.
+func (w *listWriter) keep() {
+	w.last, w.end = w.n, len(w.dst)
+}
+
 func (w *listWriter) null() {
 	w.dst = append(w.dst, codeNull)
 	w.n++

@@ -126,7 +126,7 @@ func valueCases() []valueCase {
 		{"ArrayOfArrays", &Array{Constructor: []byte{0xe0}, Items: []any{[]int32{1000}, []string{}}},
 			hexBytes(0xe0, 12, 2, 0xe0, 6, 1, 0x71, 0, 0, 3, 0xe8, 2, 0, 0xa1)},
 		{"Error", &Error{Condition: "amqp:not-found", Description: "no"},
-			hexBytes(0x00, 0x53, 0x1d, 0xc0, 21, 2, 0xa3, 14, "amqp:not-found", 0xa1, 2, "no")},
+			hexBytes(0x00, 0x53, 0x1d, 0xc0, 22, 3, 0xa3, 14, "amqp:not-found", 0xa1, 2, "no", 0x40)},
 		{"Accepted", &Accepted{}, hexBytes(0x00, 0x53, 0x24, 0x45)},
 		{"Modified", &Modified{DeliveryFailed: true, MessageAnnotations: Map{}},
 			hexBytes(0x00, 0x53, 0x27, 0xc0, 6, 3, 0x41, 0x40, 0xc1, 1, 0)},

@@ -306,11 +306,14 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request, rt route) {
 		*f.to = n
 	}
 	top = min(top, maxTop)
-	entries, err := h.b.List(rt.list, rt.path, skip, top)
+	// One more than the page tells whether a next page has any.
+	entries, err := h.b.List(rt.list, rt.path, skip, top+1)
 	if err != nil {
 		h.writeError(w, r, err, rt.path.String())
 		return
 	}
+	more := top > 0 && len(entries) > top
+	entries = entries[:min(len(entries), top)]
 	var title, self string
 	switch rt.list {
 	case KindQueue:
@@ -332,6 +335,11 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request, rt route) {
 	b.elem("id", selfURL)
 	b.elem("updated", atomTime(h.Now()))
 	b.empty("link", "rel", "self", "href", selfURL)
+	if more {
+		// As the service does: azure-servicebus for Python reads the next
+		// page only from this link, its $skip and $top (issue 27).
+		b.empty("link", "rel", "next", "href", h.pageURL(r, self, skip+top, top))
+	}
 	for _, e := range entries {
 		writeEntry(&b, h.head(r, e, author), true, func(b *xmlBuf) { writeDescription(b, e) })
 	}
@@ -369,6 +377,18 @@ func (h *Handler) url(r *http.Request, path string) string {
 	if v := r.URL.Query().Get("api-version"); v != "" {
 		u.RawQuery = url.Values{"api-version": {v}}.Encode()
 	}
+	return u.String()
+}
+
+// pageURL is the URL of the page of the feed at path that skips skip
+// entries and holds at most top, with the request's api-version; its query
+// is the service's: %24skip=2&%24top=2&api-version=2017-04.
+func (h *Handler) pageURL(r *http.Request, path string, skip, top int) string {
+	u, _ := url.Parse(h.url(r, path))
+	q := u.Query()
+	q.Set("$skip", strconv.Itoa(skip))
+	q.Set("$top", strconv.Itoa(top))
+	u.RawQuery = q.Encode()
 	return u.String()
 }
 

@@ -191,3 +191,31 @@ func TestHandlerErrors(t *testing.T) {
 		}
 	})
 }
+
+// issue 27: azure-servicebus for Python lists queues, topics,
+// subscriptions and rules a page at a time (100 entities) and asks for the
+// next page only by the feed's rel="next" link, whose $skip and $top it
+// reads: without the link, a namespace of 105 queues listed 100. A full page
+// with more after it links the next page, as the service's feed does; the
+// last page links none.
+func TestHandlerFeedLinksTheNextPage(t *testing.T) {
+	h, b := MustGoldenHandler(t)
+	for _, name := range []string{"queue.2", "queue.3"} {
+		q := atom.DefaultQueue()
+		if _, err := b.Put(atom.Entry{Path: atom.Path{Kind: atom.KindQueue, Entity: name}, Queue: &q}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const next = `<link rel="next" href="http://localhost:5300/$Resources/Queues?%24skip=2&amp;%24top=2&amp;api-version=2024-05"/>`
+	first := MustServe(t, h, "GET", "/$Resources/Queues?$skip=0&$top=2&api-version=2024-05", "").Body.String()
+	if !strings.Contains(first, next) || strings.Count(first, "<entry") != 2 {
+		t.Errorf("first page of 2 of 3 queues: want 2 entries and %s\n%s", next, first)
+	}
+	last := MustServe(t, h, "GET", "/$Resources/Queues?%24skip=2&%24top=2&api-version=2024-05", "").Body.String()
+	if strings.Contains(last, `rel="next"`) || strings.Count(last, "<entry") != 1 {
+		t.Errorf("last page: want 1 entry and no next link\n%s", last)
+	}
+	if all := MustServe(t, h, "GET", "/$Resources/Queues", "").Body.String(); strings.Contains(all, `rel="next"`) {
+		t.Errorf("all queues on one page: want no next link\n%s", all)
+	}
+}
