@@ -25,12 +25,14 @@ type surefireSuite struct {
 }
 
 // MavenArgs are mvn's arguments before its goals: batch mode, quiet, and
-// the local repository $LAPSE_MAVEN_REPO offline when it names one (.ci/run
-// fills it and sets it).
+// the local repository $LAPSE_MAVEN_REPO when it names one (.ci/run fills
+// it and sets it). Not offline: Surefire resolves the provider it runs
+// JUnit with only when tests run, so the first run fetches it; every
+// version is fixed, so later runs ask the registry for nothing.
 func MavenArgs() []string {
 	args := []string{"-B", "-q"}
 	if repo := os.Getenv("LAPSE_MAVEN_REPO"); repo != "" {
-		args = append(args, "-o", "-Dmaven.repo.local="+repo)
+		args = append(args, "-Dmaven.repo.local="+repo)
 	}
 	return args
 }

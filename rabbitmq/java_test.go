@@ -13,10 +13,10 @@ import (
 // against the server: the JUnit 5 tests of testdata/java (src/test), run
 // once by `mvn test` against a server started here, with its management
 // API and clock control in the environment (LAPSE_AMQP_URL,
-// LAPSE_MANAGEMENT_URL, LAPSE_CONTROL_URL). Maven runs offline on the
-// local repository $LAPSE_MAVEN_REPO when it is set (.ci/run sets it and
-// fills it first), so the run adds only Maven's start and the tests' own
-// time (issue 27).
+// LAPSE_MANAGEMENT_URL, LAPSE_CONTROL_URL). Maven runs on the local
+// repository $LAPSE_MAVEN_REPO when it is set (.ci/run sets it and fills
+// it first; clienttest.MavenArgs), so the run adds little besides Maven's
+// start and the tests' own time (issue 27).
 
 // javaDir is the Maven project of the Java clients.
 const javaDir = "testdata/java"
