@@ -220,12 +220,12 @@ func (c *conn) forceClose(explanation string) {
 	already := c.closing || c.forced != ""
 	if !already {
 		c.forced = explanation
+		c.nc.SetReadDeadline(time.Now())
 	}
 	c.mu.Unlock()
 	if already {
 		return
 	}
-	c.nc.SetReadDeadline(time.Now())
 	// A client that reads nothing, or a serving goroutine held elsewhere,
 	// must not keep the socket open: it closes after twice closeTimeout at
 	// the latest. Server.Close waits for it.
@@ -239,6 +239,18 @@ func (c *conn) forceClose(explanation string) {
 	if !c.s.goForConn(c, closeSocket) {
 		c.nc.Close() // serving it has ended already
 	}
+}
+
+// setReadDeadline sets the socket's read deadline to t, or to now once
+// forceClose has asked for the close, which must wake the read whatever
+// deadline the handshake sets or clears around it.
+func (c *conn) setReadDeadline(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.forced != "" {
+		t = time.Now()
+	}
+	c.nc.SetReadDeadline(t)
 }
 
 // send writes one method frame.
@@ -288,8 +300,8 @@ func (c *conn) serverProperties() map[string]any {
 
 // handshake runs connection.start .. connection.open-ok (§2.2.4).
 func (c *conn) handshake() error {
-	c.nc.SetReadDeadline(time.Now().Add(handshakeTimeout))
-	defer c.nc.SetReadDeadline(time.Time{})
+	c.setReadDeadline(time.Now().Add(handshakeTimeout))
+	defer c.setReadDeadline(time.Time{})
 	c.send(0, &wire.ConnectionStart{VersionMajor: 0, VersionMinor: 9, ServerProperties: c.serverProperties(),
 		Mechanisms: "PLAIN AMQPLAIN", Locales: "en_US"})
 	m, err := c.readMethod()
