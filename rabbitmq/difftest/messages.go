@@ -144,11 +144,31 @@ func (ch *Ch) GetManual(queue string) (amqp.Delivery, bool) {
 	return ch.get(queue, false)
 }
 
+// GetArrived is Get for a message the broker moves to queue on its own
+// time, after the method that caused it has returned (a dead-letter on the
+// real broker): an empty get is tried again until arrivalTimeout, and only
+// the last one is recorded, so the transcript is Get's.
+func (ch *Ch) GetArrived(queue string) (amqp.Delivery, bool) {
+	ch.s.tb.Helper()
+	return ch.getWithin(queue, true, arrivalTimeout)
+}
+
 func (ch *Ch) get(queue string, noAck bool) (amqp.Delivery, bool) {
+	ch.s.tb.Helper()
+	return ch.getWithin(queue, noAck, 0)
+}
+
+// getWithin records a basic.get, tried again while the queue is empty
+// until within has passed.
+func (ch *Ch) getWithin(queue string, noAck bool, within time.Duration) (amqp.Delivery, bool) {
 	ch.s.tb.Helper()
 	op := fmt.Sprintf("basic.get %q%s", queue, flags("no-ack", noAck))
 	ch.live(op)
 	d, ok, err := ch.ch.Get(queue, noAck)
+	for deadline := time.Now().Add(within); err == nil && !ok && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		d, ok, err = ch.ch.Get(queue, noAck)
+	}
 	switch {
 	case err != nil:
 		ch.result(op, err, "")

@@ -45,7 +45,7 @@ func rb9ExpiredDeadLetteredThroughFanout(s *S) {
 	ch.Publish(x, "k1", Msg{Body: "m1"})
 	s.Wait(expireWait)
 	s.Count(q)
-	ch.Get(dlq)
+	ch.GetArrived(dlq)
 }
 
 // rb9RejectedDeadLettered pins RB-9 and RB-12: basic.reject without requeue
@@ -59,7 +59,7 @@ func rb9RejectedDeadLettered(s *S) {
 	d, _ := ch.GetManual(q)
 	ch.Reject(d.DeliveryTag, false)
 	s.Count(q)
-	ch.Get(dlq)
+	ch.GetArrived(dlq)
 }
 
 // rb9NackMultipleDeadLettered pins RB-9 and RB-12: basic.nack multiple
@@ -139,7 +139,7 @@ func rb9MaxLengthRejectPublishDLX(s *S) {
 	ch.Publish("", q, Msg{Body: "m2"})
 	s.Count(q)
 	s.Count(dlq)
-	ch.Get(dlq)
+	ch.GetArrived(dlq)
 	ch.Get(q)
 }
 
@@ -189,7 +189,7 @@ func rb9DeadLetterKeepsPropertiesAndHeaders(s *S) {
 	}})
 	d, _ := ch.GetManual(q)
 	ch.Nack(d.DeliveryTag, false, false)
-	ch.Get(dlq)
+	ch.GetArrived(dlq)
 }
 
 // rb9DeadLetterExchangeMissingDrops pins RB-9 and RB-12: with a dead-letter

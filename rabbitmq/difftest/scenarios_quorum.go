@@ -48,7 +48,7 @@ func rb1QuorumQueueTTLDeadLetters(s *S) {
 	s.Count(q)
 	s.Wait(expireWait)
 	s.Count(q)
-	ch.Get(dlq)
+	ch.GetArrived(dlq)
 }
 
 // rb7QuorumHeadOnlyExpiry pins RB-7 for quorum queues (rabbitmq.md A4: 3.10.8

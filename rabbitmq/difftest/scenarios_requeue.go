@@ -101,7 +101,7 @@ func rb6ExpiredWhileUnackedDeadLettered(s *S) {
 	ch.Nack(d.DeliveryTag, false, true)
 	s.Count(q)
 	ch.Get(q)
-	ch.Get(dlq)
+	ch.GetArrived(dlq)
 }
 
 // rb6ExpiredWhileUnackedNotRedelivered pins RB-6 and RB-3 (rabbitmq.md A1): a

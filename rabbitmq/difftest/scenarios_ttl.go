@@ -128,7 +128,7 @@ func rb2DeathInOneQueueLeavesOthers(s *S) {
 	ch.Reject(d.DeliveryTag, false)
 	s.Count(q1)
 	ch.Get(q2)
-	ch.Get(dlq)
+	ch.GetArrived(dlq)
 }
 
 // rb3ConsumerNeverGetsExpired pins RB-3 (with RB-1's queue TTL): a message that expires while waiting
@@ -157,7 +157,7 @@ func rb4TTLZeroNoConsumerDeadLetters(s *S) {
 	ch.Queue(q, withDLQ(ttl(ttlZero), dlq))
 	ch.Publish("", q, Msg{Body: "m1"})
 	s.Count(q)
-	ch.Get(dlq)
+	ch.GetArrived(dlq)
 }
 
 // rb4TTLZeroReadyConsumerDelivers pins RB-4: x-message-ttl 0 still delivers to
@@ -182,7 +182,7 @@ func rb4ExpirationZeroNoConsumerDeadLetters(s *S) {
 	ch.Queue(q, withDLQ(nil, dlq))
 	ch.Publish("", q, Msg{Body: "m1", Expiration: "0"})
 	s.Count(q)
-	ch.Get(dlq)
+	ch.GetArrived(dlq)
 }
 
 // rb4ExpirationZeroReadyConsumerDelivers pins RB-4 and RB-5: expiration "0"
@@ -211,7 +211,7 @@ func rb4TTLZeroConsumerWithoutRoom(s *S) {
 	ch.Publish("", q, Msg{Body: "m1"})
 	d, _ := c.Next()
 	ch.Publish("", q, Msg{Body: "m2"})
-	ch.Get(dlq)
+	ch.GetArrived(dlq)
 	ch.Ack(d.DeliveryTag, false)
 	c.None()
 	s.Count(q)

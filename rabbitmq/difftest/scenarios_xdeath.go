@@ -38,7 +38,7 @@ func rb12XDeathRejectedKeepsOriginalExpiration(s *S) {
 	ch.Publish(x, "a.b", Msg{Body: "m1", Expiration: longTTL, Headers: amqp.Table{"app": "lapse"}})
 	d, _ := ch.GetManual(q)
 	ch.Reject(d.DeliveryTag, false)
-	ch.Get(dlq)
+	ch.GetArrived(dlq)
 }
 
 // rb12XDeathTwoQueuesNewestFirst pins RB-12: a message that died in two
@@ -54,7 +54,7 @@ func rb12XDeathTwoQueuesNewestFirst(s *S) {
 	s.Wait(1200 * time.Millisecond)
 	s.Count(q1)
 	s.Count(q2)
-	ch.Get(dlq)
+	ch.GetArrived(dlq)
 }
 
 // rb12XDeathCountInRejectExpireLoop pins RB-12 (rabbitmq.md A3): in a
@@ -101,7 +101,7 @@ func rb12XFirstDeathKeepsFirst(s *S) {
 	d, _ := ch.GetManual(q1)
 	ch.Reject(d.DeliveryTag, false)
 	ch.Publish("", q2, Msg{Body: "m2"})
-	ch.Get(dlq)
+	ch.GetArrived(dlq)
 	ch.Get(q2)
 }
 
