@@ -186,16 +186,24 @@ func (s *Server) changeFeed(c *gin.Context, ct *container) {
 // carry it (issue 26.3): the SDKs' change feed processors order and
 // resume by it.
 func withLSN(body []byte, lsn uint64) []byte {
-	end := bytes.LastIndexByte(body, '}')
-	if end < 0 {
+	if bytes.LastIndexByte(body, '}') < 0 {
 		return body
 	}
-	out := make([]byte, 0, len(body)+24)
-	out = append(out, body[:end]...)
-	if len(bytes.TrimSpace(body[1:end])) > 0 {
-		out = append(out, ',')
+	return appendWithLSN(make([]byte, 0, len(body)+24), body, lsn)
+}
+
+// appendWithLSN appends body to dst with "_lsn": lsn as its last member,
+// as withLSN returns it.
+func appendWithLSN(dst, body []byte, lsn uint64) []byte {
+	end := bytes.LastIndexByte(body, '}')
+	if end < 0 {
+		return append(dst, body...)
 	}
-	out = append(out, `"_lsn":`...)
-	out = strconv.AppendUint(out, lsn, 10)
-	return append(out, body[end:]...)
+	dst = append(dst, body[:end]...)
+	if len(bytes.TrimSpace(body[1:end])) > 0 {
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"_lsn":`...)
+	dst = strconv.AppendUint(dst, lsn, 10)
+	return append(dst, body[end:]...)
 }

@@ -57,7 +57,8 @@ type version struct {
 	op      string
 	group   string // the canonical partition key
 	id      string
-	body    []byte // the document written, with its _lsn; nil for a delete
+	body    []byte // the document written, as the engine keeps it; nil for a delete
+	seq     uint64 // its _lsn, which render adds
 	lsn     uint64
 	prevLSN uint64 // the LSN of the version it follows, 0 for a create
 	crts    int64  // when it happened, in Unix seconds
@@ -218,7 +219,9 @@ func (s *Server) itemChanged(k core.EntityKey, ch core.ItemChange) {
 	rec.group = it.Group
 	rec.id = strings.TrimPrefix(it.Key, it.Group)
 	if ch.New != nil {
-		rec.body = withLSN(ch.New.Body, ch.New.Seq)
+		// The engine's body, never changed once stored: no copy on every
+		// write for a feed few clients read; render adds the _lsn.
+		rec.body, rec.seq = ch.New.Body, ch.New.Seq
 	}
 	s.versions.add(k, s.versionBase(), rec)
 }
@@ -287,7 +290,7 @@ func (r *version) render(paths []string) []byte {
 	b := make([]byte, 0, len(r.body)+200)
 	b = append(b, `{"current":`...)
 	if r.body != nil {
-		b = append(b, r.body...)
+		b = appendWithLSN(b, r.body, r.seq)
 	} else {
 		b = append(b, "{}"...)
 	}
