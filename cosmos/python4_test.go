@@ -107,7 +107,8 @@ func TestIssue26_Python4GatewayAnswers(t *testing.T) {
 // The change feed in all-versions-and-deletes mode through azure-cosmos
 // 4.x (query_items_change_feed(mode="AllVersionsAndDeletes")): from now
 // on, every create, replace and delete once, in order, and an expiry as a
-// delete whose metadata says timeToLiveExpired (CO-6), for the whole
+// delete whose metadata says timeToLiveExpired, at the instant it expired
+// on lapse's clock (CO-6, CO-9), for the whole
 // container, one partition key and one feed range. The LSNs of the
 // changes are distinct, so the whole feed can be sorted by them.
 func TestIssue26_Python4AllVersionsAndDeletes(t *testing.T) {
@@ -127,6 +128,7 @@ func TestIssue26_Python4AllVersionsAndDeletes(t *testing.T) {
 		Whole, Partition, Range []change
 		PInRange                bool
 		Again                   int
+		ExpiredAfter            []int64
 	}
 	var got allVersions
 	if err := json.Unmarshal(runPython4Scenario(t, "all-versions"), &got); err != nil {
@@ -148,6 +150,9 @@ func TestIssue26_Python4AllVersionsAndDeletes(t *testing.T) {
 		Whole:     []change{createA, createB, replaceA, deleteA, expireB},
 		Partition: []change{createA, replaceA, deleteA},
 		Range:     []change{createB, expireB},
+		// rule: CO-9 (b had a TTL of 60 s and the clock moved 90 s: its
+		// expiry is listed at its _ts + 60, the instant it expired)
+		ExpiredAfter: []int64{60},
 	}
 	if got.PInRange {
 		t.Fatal("keys p and q share a feed range: the scenario cannot tell a feed range's scope")

@@ -232,7 +232,8 @@ def all_versions():
     """The change feed in all-versions-and-deletes mode, from now on: a
     create, a replace, a client's delete and an expiry each appear once,
     in order, for the whole container, one partition key and one feed
-    range (CO-6: an expiry is a delete with timeToLiveExpired)."""
+    range (CO-6, CO-9: an expiry is a delete with timeToLiveExpired, at
+    the instant it expired on lapse's clock)."""
     db = client().create_database("db")
     c = db.create_container("c", partition_key=PartitionKey(path="/pk"), default_ttl=-1, offer_throughput=25100)
     mode = "AllVersionsAndDeletes"
@@ -251,14 +252,17 @@ def all_versions():
     _, ranged = feed(feed_range=rng)
 
     a = c.create_item({"id": "a", "pk": "p", "v": 1})
-    c.create_item({"id": "b", "pk": "q", "v": 1, "ttl": 60})
+    b = c.create_item({"id": "b", "pk": "q", "v": 1, "ttl": 60})
     a["v"] = 2
     c.replace_item("a", a)
     c.delete_item(c.read_item("a", partition_key="p"), partition_key="p")
-    advance("60s")
+    advance("90s")  # past the expiry: the feed must list it at its own instant
 
     rows, whole2 = feed(continuation=whole)
     out = {"whole": [change(r) for r in rows], "pInRange": p_in_rng}
+    # CO-9: the expiry is listed at its instant, 60 s after b was written.
+    out["expiredAfter"] = [r["metadata"]["crts"] - b["_ts"] for r in rows
+                           if r["metadata"]["operationType"] == "delete" and r["metadata"]["timeToLiveExpired"]]
     out["partition"] = [change(r) for r in feed(continuation=part)[0]]
     out["range"] = [change(r) for r in feed(continuation=ranged)[0]]
     # Nothing new since: an empty page.
