@@ -1,8 +1,11 @@
 package cosmos_test
 
 import (
+	"encoding/json"
+	"sort"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/lapse-emulator/lapse/clienttest"
 	"github.com/lapse-emulator/lapse/cosmos"
 )
@@ -76,4 +79,49 @@ func TestIssue26_2_JavaRanges(t *testing.T) {
 		OrderBy: []int{29, 28, 27, 26, 25}, Count: []int{30}, Top: []int{0, 1, 2}, OffsetLimit: []int{28, 29},
 		Groups: 10, All: 30,
 	})
+}
+
+// The change feed in all-versions-and-deletes mode through the Java SDK
+// (CosmosChangeFeedRequestOptions...allVersionsAndDeletes(), read as
+// ChangeFeedProcessorItem): from now on, every create, replace and delete
+// once, in order, with their LSNs, and an expiry as a delete marked
+// timeToLiveExpired at the instant it expired on lapse's clock (CO-6,
+// CO-9), for the whole container and one partition key.
+func TestIssue28_4_JavaAllVersionsAndDeletes(t *testing.T) {
+	type change struct {
+		Op          string
+		ID          string
+		I           int
+		LsnIsDocs   bool
+		TTLExpired  *bool
+		Lsn         uint64
+		PreviousLsn uint64
+	}
+	type allVersions struct {
+		Whole, Partition []change
+		ExpiredAfter     []int64
+		Again            int
+	}
+	yes, no := true, false
+	// The LSNs: a 1, b 2, a's new version 3, a's delete 4; b's expiry has
+	// the LSN the container's next write would take, 5.
+	createA := change{Op: "CREATE", ID: "a", I: 1, LsnIsDocs: true, Lsn: 1}
+	createB := change{Op: "CREATE", ID: "b", I: 1, LsnIsDocs: true, Lsn: 2}
+	replaceA := change{Op: "REPLACE", ID: "a", I: 2, LsnIsDocs: true, Lsn: 3, PreviousLsn: 1}
+	deleteA := change{Op: "DELETE", ID: "a", TTLExpired: &no, Lsn: 4, PreviousLsn: 3}
+	expireB := change{Op: "DELETE", ID: "b", TTLExpired: &yes, Lsn: 5, PreviousLsn: 2}
+	want := allVersions{
+		Whole:     []change{createA, createB, replaceA, deleteA, expireB},
+		Partition: []change{createA, replaceA, deleteA},
+		// rule: CO-9 (b had a TTL of 60 s and the clock moved 90 s)
+		ExpiredAfter: []int64{60},
+	}
+	var got allVersions
+	if err := json.Unmarshal(runJavaScenario(t, "allVersions"), &got); err != nil {
+		t.Fatal(err)
+	}
+	sort.SliceStable(got.Whole, func(i, j int) bool { return got.Whole[i].Lsn < got.Whole[j].Lsn })
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("all-versions-and-deletes feed through the Java SDK (-want +got):\n%s", d)
+	}
 }

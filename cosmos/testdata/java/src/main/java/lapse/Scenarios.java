@@ -19,6 +19,10 @@ import com.azure.cosmos.models.ThroughputProperties;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -56,6 +60,7 @@ public final class Scenarios {
                 case "crud" -> crud(client, out);
                 case "queries" -> queries(client, out);
                 case "ranges" -> ranges(client, out);
+                case "allVersions" -> allVersions(client, out);
                 default -> throw new IllegalArgumentException("no scenario " + name);
             }
         }
@@ -71,6 +76,23 @@ public final class Scenarios {
             return e.getStatusCode();
         }
         return 0;
+    }
+
+    /**
+     * Moves lapse's clock on by d (a Go duration, "90s") through the test's
+     * control endpoint, LAPSE_CONTROL_URL.
+     */
+    private static void advance(String d) {
+        try {
+            HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create(System.getenv("LAPSE_CONTROL_URL") + "/advance?by=" + d))
+                    .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() != 200) {
+                throw new IllegalStateException("advance " + d + ": " + r.statusCode() + " " + r.body());
+            }
+        } catch (java.io.IOException | InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private static ObjectNode item(String id, String pk, int i) {
@@ -184,5 +206,87 @@ public final class Scenarios {
         out.put("offsetLimit", values(query(c, "SELECT VALUE c.i FROM c ORDER BY c.i OFFSET 28 LIMIT 5")));
         out.put("groups", query(c, "SELECT c.pk, COUNT(1) AS n FROM c GROUP BY c.pk").size());
         out.put("all", query(c, "SELECT * FROM c").size());
+    }
+
+    /**
+     * The change feed in all-versions-and-deletes mode from now on
+     * (createForProcessingFromNow(...).allVersionsAndDeletes()), read again
+     * from its continuation: a create, a replace, a client's delete and an
+     * expiry, in order, for the whole container and for one partition key.
+     */
+    static void allVersions(CosmosClient client, Map<String, Object> out) {
+        client.createDatabase("db");
+        CosmosDatabase db = client.getDatabase("db");
+        CosmosContainerProperties props = new CosmosContainerProperties("c", "/pk");
+        props.setDefaultTimeToLiveInSeconds(-1);
+        db.createContainer(props);
+        CosmosContainer c = db.getContainer("c");
+        String whole = changes(c, CosmosChangeFeedRequestOptions
+                .createForProcessingFromNow(FeedRange.forFullRange()).allVersionsAndDeletes(), null);
+        String part = changes(c, CosmosChangeFeedRequestOptions
+                .createForProcessingFromNow(FeedRange.forLogicalPartition(new PartitionKey("p"))).allVersionsAndDeletes(), null);
+        ObjectNode a = item("a", "p", 1);
+        c.createItem(a);
+        ObjectNode b = item("b", "q", 1);
+        b.put("ttl", 60);
+        long bTs = c.createItem(b, new CosmosItemRequestOptions().setContentResponseOnWriteEnabled(true)).getItem().get("_ts").asLong();
+        a.put("i", 2);
+        c.replaceItem(a, "a", new PartitionKey("p"), new CosmosItemRequestOptions());
+        c.deleteItem("a", new PartitionKey("p"), new CosmosItemRequestOptions());
+        advance("90s"); // past b's expiry: the feed lists it at its own instant (CO-9)
+        List<Map<String, Object>> rows = new ArrayList<>();
+        String next = changes(c, CosmosChangeFeedRequestOptions.createForProcessingFromContinuation(whole).allVersionsAndDeletes(), rows);
+        List<Object> expiredAfter = new ArrayList<>();
+        for (Map<String, Object> r : rows) {
+            if (Boolean.TRUE.equals(r.get("ttlExpired"))) {
+                expiredAfter.add(((Number) r.get("crts")).longValue() - bTs);
+            }
+            r.remove("crts");
+        }
+        out.put("whole", rows);
+        out.put("expiredAfter", expiredAfter);
+        List<Map<String, Object>> prow = new ArrayList<>();
+        changes(c, CosmosChangeFeedRequestOptions.createForProcessingFromContinuation(part).allVersionsAndDeletes(), prow);
+        prow.forEach(r -> r.remove("crts"));
+        out.put("partition", prow);
+        List<Map<String, Object>> again = new ArrayList<>();
+        changes(c, CosmosChangeFeedRequestOptions.createForProcessingFromContinuation(next).allVersionsAndDeletes(), again);
+        out.put("again", again.size());
+    }
+
+    /**
+     * Reads the change feed of options to its end as ChangeFeedProcessorItems,
+     * adding each change in short to rows (when not null), and returns the
+     * continuation of the last page.
+     */
+    private static String changes(CosmosContainer c, CosmosChangeFeedRequestOptions options, List<Map<String, Object>> rows) {
+        String continuation = null;
+        for (FeedResponse<com.azure.cosmos.models.ChangeFeedProcessorItem> p : c.queryChangeFeed(
+                options, com.azure.cosmos.models.ChangeFeedProcessorItem.class).iterableByPage()) {
+            continuation = p.getContinuationToken();
+            if (rows == null) {
+                continue;
+            }
+            for (com.azure.cosmos.models.ChangeFeedProcessorItem it : p.getResults()) {
+                com.azure.cosmos.models.ChangeFeedMetaData m = it.getChangeFeedMetaData();
+                Map<String, Object> r = new LinkedHashMap<>();
+                r.put("op", m.getOperationType().toString());
+                JsonNode cur = it.getCurrent();
+                if (cur != null && cur.has("id")) {
+                    r.put("id", cur.get("id").asText());
+                    r.put("i", cur.get("i").asInt());
+                    r.put("lsnIsDocs", cur.has("_lsn") && cur.get("_lsn").asLong() == m.getLogSequenceNumber());
+                } else {
+                    JsonNode meta = it.toJsonNode().get("metadata");
+                    r.put("id", meta.get("id").asText());
+                    r.put("ttlExpired", m.isTimeToLiveExpired());
+                }
+                r.put("lsn", m.getLogSequenceNumber());
+                r.put("previousLsn", m.getPreviousLogSequenceNumber());
+                r.put("crts", m.getConflictResolutionTimestamp().getEpochSecond());
+                rows.add(r);
+            }
+        }
+        return continuation;
     }
 }
