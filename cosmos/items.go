@@ -299,14 +299,27 @@ func sessionToken(c *gin.Context, ct *container, ranges []int, lsn uint64) {
 		b.WriteString(":-1#")
 		b.WriteString(itoa(lsn))
 	}
+	// Canonical keys and one array for the four values, as common sets its
+	// headers.
 	h := c.Writer.Header()
-	h.Set(hdrSessionToken, b.String())
+	v := make([]string, 4)
+	v[0], v[1], v[2] = b.String(), ct.rid(), "dbs/"+strings.Replace(ct.en.Name, "/", "/colls/", 1)
+	h[sessionTokenKey] = v[0:1:1]
+	h[contentPathKey] = v[1:2:2]
+	h[altContentPathKey] = v[2:3:3]
 	if len(ranges) == 1 {
-		h.Set(hdrRangeID, strconv.Itoa(ranges[0]))
+		v[3] = strconv.Itoa(ranges[0])
+		h[rangeIDKey] = v[3:4:4]
 	}
-	h.Set("x-ms-content-path", ct.rid())
-	h.Set("x-ms-alt-content-path", "dbs/"+strings.Replace(ct.en.Name, "/", "/colls/", 1))
 }
+
+// The canonical keys of the headers sessionToken sets.
+const (
+	sessionTokenKey   = "X-Ms-Session-Token"
+	contentPathKey    = "X-Ms-Content-Path"
+	altContentPathKey = "X-Ms-Alt-Content-Path"
+	rangeIDKey        = "X-Ms-Documentdb-Partitionkeyrangeid"
+)
 
 // lastSeq returns the container's last sequence number.
 func lastSeq(s *Server, k core.EntityKey) uint64 {

@@ -213,18 +213,40 @@ const (
 // their LSN (lsn.go).
 func (s *Server) common() gin.HandlerFunc {
 	return func(c *gin.Context) {
+		// Canonical keys, and one array for the values of the response's
+		// own: Set would canonicalize each name into a new string and
+		// allocate a slice for each value. The versions' slices are
+		// shared by every response; nothing writes to them (setCharge
+		// writes the charge's, which is this response's own).
 		h := c.Writer.Header()
-		h.Set(hdrActivityID, s.acts.next())
-		h.Set(hdrRequestCharge, "1")
-		h.Set("x-ms-serviceversion", "version=2.14.0.0")
-		h.Set("x-ms-gatewayversion", "version=2.14.0")
-		h.Set("x-ms-schemaversion", "1.19")
+		own := make([]string, 2)
+		own[0], own[1] = s.acts.next(), "1"
+		h[activityIDKey] = own[0:1:1]
+		h[requestChargeKey] = own[1:2:2]
+		h[serviceVersionKey] = serviceVersion
+		h[gatewayVersionKey] = gatewayVersion
+		h[schemaVersionKey] = schemaVersion
 		if !strings.Contains(c.FullPath(), "/docs") {
 			setLSN(c, s.cfg.Engine.LastEventID())
 		}
 		c.Next()
 	}
 }
+
+// The canonical keys (Header.Set's) of the headers common sets, and the
+// values of those that never change, which every response shares.
+const (
+	activityIDKey     = "X-Ms-Activity-Id"
+	serviceVersionKey = "X-Ms-Serviceversion"
+	gatewayVersionKey = "X-Ms-Gatewayversion"
+	schemaVersionKey  = "X-Ms-Schemaversion"
+)
+
+var (
+	serviceVersion = []string{"version=2.14.0.0"}
+	gatewayVersion = []string{"version=2.14.0"}
+	schemaVersion  = []string{"1.19"}
+)
 
 // getCertificate serves the TLS certificate, as the official emulator does,
 // so that clients can trust it.
