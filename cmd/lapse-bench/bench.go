@@ -56,6 +56,9 @@ type benchConfig struct {
 	// CeilingAddr, when set, makes lapse-bench serve the Cosmos DB ceiling
 	// there instead of running scenarios (bench_cosmos_ceiling.go).
 	CeilingAddr string
+	// CeilingTLS makes the ceiling answer over HTTPS, with a certificate
+	// of its own, as lapse's and the other emulators' Cosmos DB ports do.
+	CeilingTLS bool
 }
 
 // The values of --amqp1-auth.
@@ -112,7 +115,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	if c.CeilingAddr != "" {
-		if err := serveCosmosCeiling(ctx, c.CeilingAddr, stdout); err != nil {
+		if err := serveCosmosCeiling(ctx, c.CeilingAddr, c.CeilingTLS, stdout); err != nil {
 			fmt.Fprintf(stderr, "lapse-bench: --serve-cosmos-ceiling: %s\n", oneLine(err))
 			return 1
 		}
@@ -217,6 +220,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 	fs.StringVar(&c.CeilingAddr, "serve-cosmos-ceiling", "", "run no scenario: serve on this address (host:port) until interrupted a Cosmos DB account that\n"+
 		"answers the cosmos scenarios (but cosmos-query-pk) with fixed answers and keeps nothing, the most any\n"+
 		"server could let the client do on this machine; point --cosmos-url of another lapse-bench at it")
+	fs.BoolVar(&c.CeilingTLS, "ceiling-tls", false, "serve the --serve-cosmos-ceiling account over HTTPS (a self-signed certificate), as emulators serve theirs")
 	pos, err := parseFlags(fs, args, false, stderr)
 	if err != nil {
 		return c, err

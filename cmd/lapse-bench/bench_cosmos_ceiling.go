@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/lapse-emulator/lapse/httpserver"
 )
 
 // The Cosmos DB ceiling (--serve-cosmos-ceiling) is an HTTP server that
@@ -44,7 +47,11 @@ func cosmosCeiling(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case path == "" && r.Method == http.MethodGet:
 		// The account, which the client reads first.
-		endpoint := fmt.Sprintf(`[{"name":"ceiling","databaseAccountEndpoint":"http://%s/"}]`, r.Host)
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		endpoint := fmt.Sprintf(`[{"name":"ceiling","databaseAccountEndpoint":"%s://%s/"}]`, scheme, r.Host)
 		fmt.Fprintf(w, `{"id":"ceiling","_rid":"ceiling","writableLocations":%s,"readableLocations":%s,`+
 			`"enableMultipleWriteLocations":false,"userConsistencyPolicy":{"defaultConsistencyLevel":"Session"}}`, endpoint, endpoint)
 	case r.Method == http.MethodDelete:
@@ -68,15 +75,28 @@ func cosmosCeiling(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveCosmosCeiling serves the ceiling on addr until ctx ends, saying
-// where on out.
-func serveCosmosCeiling(ctx context.Context, addr string, out io.Writer) error {
+// serveCosmosCeiling serves the ceiling on addr until ctx ends, over HTTPS
+// when withTLS, saying where on out.
+func serveCosmosCeiling(ctx context.Context, addr string, withTLS bool, out io.Writer) error {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
+	scheme := "http"
+	if withTLS {
+		certPEM, keyPEM, err := httpserver.SelfSignedCert([]string{"localhost", "127.0.0.1"}, time.Now())
+		if err != nil {
+			return err
+		}
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
+		if err != nil {
+			return err
+		}
+		l = tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{cert}})
+		scheme = "https"
+	}
 	srv := &http.Server{Handler: http.HandlerFunc(cosmosCeiling), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(out, "lapse-bench: the Cosmos DB ceiling answers on http://%s/ (keeps nothing; --cosmos-url of the cosmos scenarios but cosmos-query-pk)\n", l.Addr())
+	fmt.Fprintf(out, "lapse-bench: the Cosmos DB ceiling answers on %s://%s/ (keeps nothing; --cosmos-url of the cosmos scenarios but cosmos-query-pk)\n", scheme, l.Addr())
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)

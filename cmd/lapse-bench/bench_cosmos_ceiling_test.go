@@ -12,14 +12,20 @@ import (
 )
 
 // TestCosmosCeilingAnswersTheScenarios serves the ceiling as
-// --serve-cosmos-ceiling does, runs against it every cosmos scenario it
-// answers, each of which checks what it reads, and stops it.
+// --serve-cosmos-ceiling does, over HTTP and over HTTPS (--ceiling-tls),
+// runs against it every cosmos scenario it answers, each of which checks
+// what it reads, and stops it.
 func TestCosmosCeilingAnswersTheScenarios(t *testing.T) {
+	t.Run("http", func(t *testing.T) { testCosmosCeiling(t, "http") })
+	t.Run("https", func(t *testing.T) { testCosmosCeiling(t, "https", "--ceiling-tls") })
+}
+
+func testCosmosCeiling(t *testing.T, scheme string, flags ...string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out, w := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		done <- runBench(ctx, []string{"--serve-cosmos-ceiling", "127.0.0.1:0"}, w, io.Discard)
+		done <- runBench(ctx, append([]string{"--serve-cosmos-ceiling", "127.0.0.1:0"}, flags...), w, io.Discard)
 		w.Close()
 	}()
 	line, err := bufio.NewReader(out).ReadString('\n')
@@ -27,7 +33,7 @@ func TestCosmosCeilingAnswersTheScenarios(t *testing.T) {
 		t.Fatalf("reading where the ceiling answers: %v", err)
 	}
 	go io.Copy(io.Discard, out)
-	url := regexp.MustCompile(`http://\S+/`).FindString(line)
+	url := regexp.MustCompile(scheme + `://\S+/`).FindString(line)
 	if url == "" {
 		t.Fatalf("no URL in %q", line)
 	}
