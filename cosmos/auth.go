@@ -23,7 +23,9 @@ const maxClockSkew = 15 * time.Minute
 // with the account key of the verb, resource type, resource link and date
 // (the REST API's "Access control on Cosmos DB resources"). A missing or
 // wrong signature is a 401, one whose date is too far from the wall clock a
-// 403 (an expired token), and the request goes no further.
+// 403 (an expired token), and the request goes no further. A request
+// signed with a permission's resource token is allowed what the
+// permission grants until the token expires on lapse's clock (allowToken).
 func (s *Server) authorize() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		auth := c.GetHeader("Authorization")
@@ -56,6 +58,18 @@ func (s *Server) authorize() gin.HandlerFunc {
 				s.writeError(c, err)
 				return
 			}
+		}
+		if cl, ok, valid := s.readToken(auth); ok {
+			err := errTokenInvalid()
+			if valid {
+				err = s.allowToken(c, cl)
+			}
+			if err != nil {
+				s.writeError(c, err)
+				return
+			}
+			c.Next()
+			return
 		}
 		typ, link := resourceOf(c)
 		if l, ok := ridLink(c.Request); ok {
@@ -166,6 +180,14 @@ func resourceOf(c *gin.Context) (typ, link string) {
 		return "docs", "dbs/" + db + "/colls/" + coll
 	case path == "/dbs/:db/colls/:coll/docs/:id":
 		return "docs", "dbs/" + db + "/colls/" + coll + "/docs/" + param(c, "id")
+	case path == "/dbs/:db/users":
+		return "users", "dbs/" + db
+	case path == "/dbs/:db/users/:user":
+		return "users", "dbs/" + db + "/users/" + param(c, "user")
+	case path == "/dbs/:db/users/:user/permissions":
+		return "permissions", "dbs/" + db + "/users/" + param(c, "user")
+	case path == "/dbs/:db/users/:user/permissions/:perm":
+		return "permissions", "dbs/" + db + "/users/" + param(c, "user") + "/permissions/" + param(c, "perm")
 	case path == "/offers":
 		return "offers", ""
 	case path == "/offers/:offer":
