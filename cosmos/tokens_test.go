@@ -174,7 +174,9 @@ func TestResourceTokenScope(t *testing.T) {
 	dbRID := mustOK(t, "read db", f.do("GET", "/dbs/db", "dbs", "dbs/db", nil, nil), 200)["_rid"].(string)
 	byRID := f.mustPermission("db", "u", "by-rid", "Read", "dbs/"+dbRID+"/colls/"+cRID, nil, nil)
 
-	pk := func(v string) map[string]string { return map[string]string{"x-ms-documentdb-partitionkey": `["` + v + `"]`} }
+	pk := func(v string) map[string]string {
+		return map[string]string{"x-ms-documentdb-partitionkey": `["` + v + `"]`}
+	}
 	query := map[string]string{"x-ms-documentdb-isquery": "true", "Content-Type": "application/query+json", "x-ms-documentdb-query-enablecrosspartition": "true"}
 	create := func(id, p string) []byte { return []byte(`{"id":"` + id + `","pk":"` + p + `"}`) }
 	for _, tc := range []struct {
