@@ -23,12 +23,28 @@ const maxClockSkew = 15 * time.Minute
 // with the account key of the verb, resource type, resource link and date
 // (the REST API's "Access control on Cosmos DB resources"). A missing or
 // wrong signature is a 401, one whose date is too far from the wall clock a
-// 403 (an expired token), and the request goes no further.
+// 403 (an expired token), and the request goes no further. A request
+// signed with a permission's resource token is allowed what the
+// permission grants until the token expires on lapse's clock (allowToken).
 func (s *Server) authorize() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		auth := c.GetHeader("Authorization")
 		if auth == "" {
 			s.writeError(c, errorf(http.StatusUnauthorized, "Required Header authorization is missing. Ensure a valid Authorization token is passed."))
+			return
+		}
+		if cl, ok, valid := s.readToken(auth); ok {
+			// A resource token carries its own validity, on lapse's
+			// clock; the SDKs send no date with it.
+			err := errTokenInvalid()
+			if valid {
+				err = s.allowToken(c, cl)
+			}
+			if err != nil {
+				s.writeError(c, err)
+				return
+			}
+			c.Next()
 			return
 		}
 		date := c.GetHeader("x-ms-date")
@@ -166,6 +182,14 @@ func resourceOf(c *gin.Context) (typ, link string) {
 		return "docs", "dbs/" + db + "/colls/" + coll
 	case path == "/dbs/:db/colls/:coll/docs/:id":
 		return "docs", "dbs/" + db + "/colls/" + coll + "/docs/" + param(c, "id")
+	case path == "/dbs/:db/users":
+		return "users", "dbs/" + db
+	case path == "/dbs/:db/users/:user":
+		return "users", "dbs/" + db + "/users/" + param(c, "user")
+	case path == "/dbs/:db/users/:user/permissions":
+		return "permissions", "dbs/" + db + "/users/" + param(c, "user")
+	case path == "/dbs/:db/users/:user/permissions/:perm":
+		return "permissions", "dbs/" + db + "/users/" + param(c, "user") + "/permissions/" + param(c, "perm")
 	case path == "/offers":
 		return "offers", ""
 	case path == "/offers/:offer":

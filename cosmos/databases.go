@@ -98,7 +98,7 @@ func (s *Server) getDatabase(c *gin.Context) {
 }
 
 // deleteDatabase answers DELETE /dbs/{db}: the database goes with its
-// containers and their items.
+// containers and their items, its users and their permissions.
 func (s *Server) deleteDatabase(c *gin.Context) {
 	db := param(c, "db")
 	if _, err := s.lookup(dbKey(db), kindDatabase); err != nil {
@@ -114,6 +114,11 @@ func (s *Server) deleteDatabase(c *gin.Context) {
 				commits = append(commits, commit)
 				gone = append(gone, in.EntityKey)
 			}
+		}
+	}
+	for _, k := range s.accessEntities(db, now) {
+		if commit, err := s.cfg.Engine.Delete(now, k); err == nil {
+			commits = append(commits, commit)
 		}
 	}
 	commit, err := s.cfg.Engine.Delete(now, dbKey(db))

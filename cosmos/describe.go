@@ -16,8 +16,16 @@ func (s *Server) Hooks() core.ProtocolHooks {
 }
 
 // describe is the engine's Describe hook: an item's id, partition key and
-// system properties (_rid, _etag, _ts) and its own ttl, if it has one.
+// system properties (_rid, _etag, _ts) and its own ttl, if it has one; a
+// permission's token, when it was issued and when it expires.
 func describe(ent *core.Entity, it *core.Item) core.Description {
+	if ent.Kind == kindPermission {
+		// A resource token the permission issued (tokens.go).
+		var tok struct{ Issued, Expires string }
+		json.Unmarshal(it.Body, &tok)
+		return core.Description{Properties: []core.Setting{{Key: "token", Value: it.Key},
+			{Key: "issued", Value: tok.Issued}, {Key: "expires", Value: tok.Expires}}}
+	}
 	if ent.Kind != kindContainer {
 		return core.Description{}
 	}

@@ -260,6 +260,16 @@ func TestJSClient_Scenarios(t *testing.T) {
 		FeedAfter     feedRead
 	}
 	type wrongKey struct{ ReadDatabases, CreateDatabase, Created int }
+	type resourceTokens struct {
+		Permissions                      []string
+		ListedTokens                     bool
+		Create, Read, Upsert             int
+		Query                            []string
+		OtherContainer                   int
+		FeedRead                         string
+		FeedWrite, Databases             int
+		At599, At600, FeedAt600, Renewed int
+	}
 	type https struct {
 		Read           int
 		Query          []int
@@ -439,6 +449,16 @@ func TestJSClient_Scenarios(t *testing.T) {
 			FeedAfter: feedRead{Status: 304},
 		}},
 		{name: "wrong-key", want: wrongKey{ReadDatabases: 401, CreateDatabase: 401}},
+		// CO-8: the tokens serve what their permission grants until the
+		// clock moves 600 s past their issue, then the service's 403. A
+		// request the SDK has no token for (another container, the
+		// database list) goes with "null" as its Authorization: a 401.
+		{name: "resource-tokens", want: resourceTokens{
+			Permissions: []string{"all", "read"}, ListedTokens: true,
+			Create: 201, Read: 1, Upsert: 200, Query: []string{"x"},
+			OtherContainer: 401, FeedRead: "o", FeedWrite: 403, Databases: 401,
+			At599: 200, At600: 403, FeedAt600: 403, Renewed: 2,
+		}},
 		{name: "https", want: https{Read: 1, Query: []int{1}, UntrustedError: "DEPTH_ZERO_SELF_SIGNED_CERT"},
 			check: func(t *testing.T, f *fixture, line []byte) {
 				// The PEM node trusted is the one the server serves; the

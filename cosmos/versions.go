@@ -203,6 +203,9 @@ func (v *versionLogs) since(k core.EntityKey, base uint64, inm string, sc scope,
 
 // itemChanged is the engine's ItemChanged hook: it keeps the version.
 func (s *Server) itemChanged(k core.EntityKey, ch core.ItemChange) {
+	if isAccessEntity(k.Name) {
+		return // a permission's tokens are no documents
+	}
 	rec := version{crts: ch.At.Unix(), lsn: ch.LastSeq}
 	it := ch.New
 	switch {

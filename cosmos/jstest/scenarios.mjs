@@ -23,6 +23,7 @@ import {
   CosmosClient,
   PartitionKeyDefinitionVersion,
   PartitionKeyKind,
+  PermissionMode,
 } from "@azure/cosmos";
 
 function args(argv) {
@@ -984,6 +985,61 @@ const scenarios = {
     };
   },
 
+
+  // Resource tokens (CO-8): a user's permissions hand out tokens, and a
+  // client made with them (resourceTokens, or permissionFeed) reads and
+  // writes what they grant and is refused elsewhere; the tokens last
+  // resourceTokenExpirySeconds on lapse's clock.
+  async "resource-tokens"(client, a) {
+    const c = await pkContainer(client);
+    const { database } = await client.database("db").read();
+    const { container: other } = await database.containers.create({ id: "other", partitionKey: { paths: ["/pk"] } });
+    await other.items.create({ id: "o", pk: "p" });
+    const { user } = await database.users.create({ id: "u" });
+    const { resource: all } = await user.permissions.create(
+      { id: "all", permissionMode: PermissionMode.All, resource: c.url }, { resourceTokenExpirySeconds: 600 });
+    const { resource: read } = await user.permissions.create(
+      { id: "read", permissionMode: PermissionMode.Read, resource: other.url }, { resourceTokenExpirySeconds: 600 });
+    const { resources: listed } = await user.permissions.readAll().fetchAll();
+    const out = { permissions: sorted(ids(listed)), listedTokens: listed.every((p) => typeof p._token === "string") };
+
+    const endpoint = a.endpoint;
+    const tokens = new CosmosClient({ endpoint, resourceTokens: { [c.url]: all._token } });
+    const feed = new CosmosClient({ endpoint, permissionFeed: [read] });
+    try {
+      const tc = tokens.database("db").container("c");
+      out.create = (await tc.items.create({ id: "x", pk: "p", v: 1 })).statusCode;
+      out.read = (await tc.item("x", "p").read()).resource?.v;
+      out.upsert = (await tc.items.upsert({ id: "x", pk: "p", v: 2 })).statusCode;
+      const { resources: rows } = await tc.items.query("SELECT * FROM c", { partitionKey: "p" }).fetchAll();
+      out.query = ids(rows);
+      // Elsewhere: the SDK has no token for the other container, and the
+      // read-only permission's client cannot write there.
+      out.otherContainer = await failure(() => tokens.database("db").container("other").item("o", "p").read());
+      const fo = feed.database("db").container("other");
+      out.feedRead = (await fo.item("o", "p").read()).resource?.id;
+      out.feedWrite = await failure(() => fo.items.create({ id: "n", pk: "p" }));
+      out.databases = await failure(() => feed.databases.readAll().fetchAll());
+
+      await advance(a.control, "599s");
+      out.at599 = (await tc.item("x", "p").read()).statusCode;
+      await advance(a.control, "1s");
+      out.at600 = await failure(() => tc.item("x", "p").read());
+      out.feedAt600 = await failure(() => fo.item("o", "p").read());
+      // A new token from the permission serves again.
+      const { resource: again } = await user.permission("all").read();
+      const renewed = new CosmosClient({ endpoint, resourceTokens: { [c.url]: again._token } });
+      try {
+        out.renewed = (await renewed.database("db").container("c").item("x", "p").read()).resource?.v;
+      } finally {
+        renewed.dispose();
+      }
+    } finally {
+      tokens.dispose();
+      feed.dispose();
+    }
+    return out;
+  },
 };
 
 async function main() {
