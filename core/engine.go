@@ -154,6 +154,13 @@ type ProtocolHooks struct {
 	// Cosmos DB's all-versions-and-deletes change feed is kept from it. A
 	// protocol without it costs the engine nothing.
 	ItemChanged func(k EntityKey, ch ItemChange)
+	// Unique derives again, at Recover, the unique values (Item.Unique)
+	// of keyed item it of entity ent, which the store does not keep: the
+	// same values the protocol set on the item when it wrote it. It runs
+	// inside the engine's lock while Recover loads, before anything is
+	// served: it must be pure, must not call the Engine, and must not
+	// modify ent or it. A protocol without unique values leaves it nil.
+	Unique func(ent *Entity, it *Item) []string
 }
 
 // NewEngine returns an empty engine. Call Register for each protocol, then
@@ -335,6 +342,9 @@ func (e *Engine) Recover(ctx context.Context, now time.Time) error {
 			x.t.idx = -1
 			if cur.Policy.Retroactive {
 				computeDue(cur, x)
+			}
+			if f := e.protos[cur.Protocol].Unique; f != nil && x.Key != "" {
+				x.Unique = f(&cur.Entity, &x.Item)
 			}
 			e.add(cur, x) // a scheduled item whose time came while lapse was down is activated by the catch-up
 			return nil
