@@ -260,6 +260,13 @@ func TestJSClient_Scenarios(t *testing.T) {
 		FeedAfter     feedRead
 	}
 	type wrongKey struct{ ReadDatabases, CreateDatabase, Created int }
+	type uniqueKey struct{ Paths []string }
+	type uniquePolicy struct{ UniqueKeys []uniqueKey }
+	type uniqueKeys struct {
+		First, Duplicate, OtherPartition int
+		UniqueMessage                    bool
+		Policy                           uniquePolicy
+	}
 	type https struct {
 		Read           int
 		Query          []int
@@ -439,6 +446,9 @@ func TestJSClient_Scenarios(t *testing.T) {
 			FeedAfter: feedRead{Status: 304},
 		}},
 		{name: "wrong-key", want: wrongKey{ReadDatabases: 401, CreateDatabase: 401}},
+		// issue 28.3: a container's uniqueKeyPolicy holds within a partition.
+		{name: "unique-keys", want: uniqueKeys{First: 201, Duplicate: 409, UniqueMessage: true, OtherPartition: 201,
+			Policy: uniquePolicy{UniqueKeys: []uniqueKey{{Paths: []string{"/email"}}}}}},
 		{name: "https", want: https{Read: 1, Query: []int{1}, UntrustedError: "DEPTH_ZERO_SELF_SIGNED_CERT"},
 			check: func(t *testing.T, f *fixture, line []byte) {
 				// The PEM node trusted is the one the server serves; the
