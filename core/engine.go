@@ -154,12 +154,14 @@ type ProtocolHooks struct {
 	// Cosmos DB's all-versions-and-deletes change feed is kept from it. A
 	// protocol without it costs the engine nothing.
 	ItemChanged func(k EntityKey, ch ItemChange)
-	// Unique derives again, at Recover, the unique values (Item.Unique)
-	// of keyed item it of entity ent, which the store does not keep: the
-	// same values the protocol set on the item when it wrote it. It runs
-	// inside the engine's lock while Recover loads, before anything is
-	// served: it must be pure, must not call the Engine, and must not
-	// modify ent or it. A protocol without unique values leaves it nil.
+	// Unique derives again the unique values (Item.Unique) of keyed item
+	// it of entity ent, loaded from the store, which does not keep them:
+	// the same values the protocol set on the item when it wrote it. The
+	// engine calls it for each keyed item of the protocol that Recover
+	// loads once the hook is registered, inside its lock while it loads,
+	// and, at Register, for those loaded before, outside its lock
+	// (deriveUnique). It must be pure, must not call the Engine, and must
+	// not modify ent or it. A protocol without unique values leaves it nil.
 	Unique func(ent *Entity, it *Item) []string
 }
 
@@ -181,13 +183,18 @@ func NewEngine(cfg Config) *Engine {
 
 const maxInt64 = int64(^uint64(0) >> 1)
 
-// Register sets the hooks of a protocol's front-end.
+// Register sets the hooks of a protocol's front-end. With a Unique hook,
+// the protocol's keyed items already loaded get their unique values
+// (deriveUnique).
 func (e *Engine) Register(protocol string, h ProtocolHooks) {
 	locked(e, func() none {
 		e.protos[protocol] = h
 		e.lanes[protocol] = &hookLane{h: h}
 		return none{}
 	})
+	if h.Unique != nil {
+		e.deriveUnique(protocol, h.Unique)
+	}
 }
 
 // catchUp, with the lock held, moves the engine's time to now and applies

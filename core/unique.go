@@ -95,3 +95,52 @@ func (ent *entity) changeClash(remove []string, put []Item) error {
 	}
 	return nil
 }
+
+// deriveUnique gives the keyed items of protocol's entities that have no
+// unique values those that derive says, for a Unique hook registered once
+// Recover loaded them (a front-end that starts after the engine recovered,
+// as Cosmos DB's does). derive runs outside the engine's lock, on copies of
+// the items; the values are then noted, under the lock, for the items that
+// are still live and still have none. Items written meanwhile got theirs
+// from their writer.
+func (e *Engine) deriveUnique(protocol string, derive func(*Entity, *Item) []string) {
+	type loaded struct {
+		en *Entity
+		it Item
+	}
+	var items []loaded
+	locked(e, func() none {
+		for _, ent := range e.entities {
+			if ent.Protocol != protocol || len(ent.keys) == 0 {
+				continue
+			}
+			en := ent.Entity
+			for _, x := range ent.keys {
+				if len(x.Unique) == 0 {
+					items = append(items, loaded{&en, x.Item})
+				}
+			}
+		}
+		return none{}
+	})
+	if len(items) == 0 {
+		return
+	}
+	values := make([][]string, len(items))
+	for i := range items {
+		values[i] = derive(items[i].en, &items[i].it)
+	}
+	locked(e, func() none {
+		for i, l := range items {
+			ent := e.entities[l.en.EntityKey]
+			if ent == nil || ent.Handle != l.en.Handle || len(values[i]) == 0 {
+				continue
+			}
+			if x := ent.find(l.it.Seq); x != nil && x.Key == l.it.Key && len(x.Unique) == 0 {
+				x.Unique = values[i]
+				ent.holdUnique(x)
+			}
+		}
+		return none{}
+	})
+}

@@ -151,19 +151,29 @@ func TestUniqueValuesAreDerivedAgainAtRecover(t *testing.T) {
 	} else if err := commit.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	e := core.NewEngine(core.Config{Store: f.store})
-	e.Register("test", core.ProtocolHooks{Unique: func(_ *core.Entity, it *core.Item) []string {
+	hooks := core.ProtocolHooks{Unique: func(_ *core.Entity, it *core.Item) []string {
 		return []string{string(it.Body)} // the body is the value, in this test
-	}})
-	if err := e.Recover(context.Background(), f.now()); err != nil {
-		t.Fatal(err)
-	}
-	_, _, err := e.Enqueue(f.now(), c, doc("b", "x", "x"))
-	if got := core.ErrorCode(err); got != core.EUNIQUE {
-		t.Fatalf("after Recover, a second item with the value: %v, want %s", err, core.EUNIQUE)
-	}
-	var ce *core.Error
-	if !errors.As(err, &ce) || ce.Key != "b" {
-		t.Errorf("the refusal names key %q, want b", ce.Key)
+	}}
+	// A front-end registered before Recover, and one registered after it
+	// (Cosmos DB's, which starts once its certificate is ready).
+	for _, before := range []bool{true, false} {
+		e := core.NewEngine(core.Config{Store: f.store})
+		if before {
+			e.Register("test", hooks)
+		}
+		if err := e.Recover(context.Background(), f.now()); err != nil {
+			t.Fatal(err)
+		}
+		if !before {
+			e.Register("test", hooks)
+		}
+		_, _, err := e.Enqueue(f.now(), c, doc("b", "x", "x"))
+		if got := core.ErrorCode(err); got != core.EUNIQUE {
+			t.Fatalf("registered before Recover %v: a second item with the value: %v, want %s", before, err, core.EUNIQUE)
+		}
+		var ce *core.Error
+		if !errors.As(err, &ce) || ce.Key != "b" {
+			t.Errorf("the refusal names key %q, want b", ce.Key)
+		}
 	}
 }
