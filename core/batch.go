@@ -59,7 +59,8 @@ func (e *Engine) EnqueueBatch(now time.Time, ts []Target) ([]Item, *Commit, erro
 // skipped), or the first refusal of a target.
 func (e *Engine) checkBatch(ts []Target) ([]*entity, error) {
 	ents := make([]*entity, len(ts))
-	var keys map[EntityKey]map[string]bool // the keys the batch takes
+	var keys map[EntityKey]map[string]bool   // the keys the batch takes
+	var values map[EntityKey]map[string]bool // the unique values the batch takes
 	type room struct {
 		n    int
 		size int64
@@ -114,6 +115,18 @@ func (e *Engine) checkBatch(ts []Target) ([]*entity, error) {
 				keys[t.Key] = map[string]bool{}
 			}
 			keys[t.Key][k] = true
+			for _, u := range t.Item.Unique {
+				if values[t.Key][u] {
+					return nil, errUnique(ent, k)
+				}
+				if values == nil {
+					values = map[EntityKey]map[string]bool{}
+				}
+				if values[t.Key] == nil {
+					values[t.Key] = map[string]bool{}
+				}
+				values[t.Key][u] = true
+			}
 		}
 	}
 	return ents, nil
@@ -163,6 +176,9 @@ func (e *Engine) ReserveSeq(now time.Time, k EntityKey) (uint64, *Commit, error)
 func enqueueable(ent *entity, it Item) error {
 	if it.Key != "" && ent.keys[it.Key] != nil {
 		return Errorf(ECONFLICT, "an item with key %q already exists in %q", it.Key, ent.Name)
+	}
+	if it.Key != "" && ent.uniqueHolder(&it) != nil {
+		return errUnique(ent, it.Key)
 	}
 	if ent.Policy.Sessions {
 		if it.Group == "" {

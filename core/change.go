@@ -41,11 +41,27 @@ func (e *Engine) change(ent *entity, now time.Time, fn ChangeFunc) ([]Item, erro
 			e.removeItem(x)
 		}
 	}
+	// The items put replaces go first, so that the unique values they
+	// held are free for every item of put (changeClash checked them).
+	var prevs []*Item
+	for i := 0; i < len(put) && len(ent.unique) > 0; i++ {
+		if old := ent.keys[put[i].Key]; old != nil {
+			if prevs == nil {
+				prevs = make([]*Item, len(put))
+			}
+			was := old.Item
+			prevs[i] = &was
+			e.removeItem(old)
+		}
+	}
 	out := make([]Item, 0, len(put))
 	e.written = now
-	for _, it := range put {
+	for i, it := range put {
 		var prev *Item
-		if old := ent.keys[it.Key]; old != nil {
+		if prevs != nil {
+			prev = prevs[i]
+		}
+		if old := ent.keys[it.Key]; old != nil { // an earlier item of put
 			was := old.Item
 			prev = &was
 			e.removeItem(old)
@@ -54,8 +70,9 @@ func (e *Engine) change(ent *entity, now time.Time, fn ChangeFunc) ([]Item, erro
 		w, err := e.enqueueLocked(ent, it)
 		if err != nil {
 			e.written = time.Time{}
-			// Keyed active items are not refused, and the keys are
-			// checked before anything changed: nothing to undo.
+			// Keyed active items are not refused, and the keys and
+			// unique values are checked before anything changed
+			// (decide): nothing to undo.
 			return nil, err
 		}
 		e.noteChange(ent, prev, &w, false)
@@ -86,6 +103,9 @@ func (e *Engine) decide(ent *entity, fn ChangeFunc) (remove []string, put []Item
 		if it.Key == "" {
 			return nil, nil, Errorf(EINVALID, "Change needs item keys")
 		}
+	}
+	if err := ent.changeClash(remove, put); err != nil {
+		return nil, nil, err
 	}
 	return remove, put, nil
 }

@@ -154,6 +154,15 @@ type ProtocolHooks struct {
 	// Cosmos DB's all-versions-and-deletes change feed is kept from it. A
 	// protocol without it costs the engine nothing.
 	ItemChanged func(k EntityKey, ch ItemChange)
+	// Unique derives again the unique values (Item.Unique) of keyed item
+	// it of entity ent, loaded from the store, which does not keep them:
+	// the same values the protocol set on the item when it wrote it. The
+	// engine calls it for each keyed item of the protocol that Recover
+	// loads once the hook is registered, inside its lock while it loads,
+	// and, at Register, for those loaded before, outside its lock
+	// (deriveUnique). It must be pure, must not call the Engine, and must
+	// not modify ent or it. A protocol without unique values leaves it nil.
+	Unique func(ent *Entity, it *Item) []string
 }
 
 // NewEngine returns an empty engine. Call Register for each protocol, then
@@ -174,13 +183,18 @@ func NewEngine(cfg Config) *Engine {
 
 const maxInt64 = int64(^uint64(0) >> 1)
 
-// Register sets the hooks of a protocol's front-end.
+// Register sets the hooks of a protocol's front-end. With a Unique hook,
+// the protocol's keyed items already loaded get their unique values
+// (deriveUnique).
 func (e *Engine) Register(protocol string, h ProtocolHooks) {
 	locked(e, func() none {
 		e.protos[protocol] = h
 		e.lanes[protocol] = &hookLane{h: h}
 		return none{}
 	})
+	if h.Unique != nil {
+		e.deriveUnique(protocol, h.Unique)
+	}
 }
 
 // catchUp, with the lock held, moves the engine's time to now and applies
@@ -335,6 +349,9 @@ func (e *Engine) Recover(ctx context.Context, now time.Time) error {
 			x.t.idx = -1
 			if cur.Policy.Retroactive {
 				computeDue(cur, x)
+			}
+			if f := e.protos[cur.Protocol].Unique; f != nil && x.Key != "" {
+				x.Unique = f(&cur.Entity, &x.Item)
 			}
 			e.add(cur, x) // a scheduled item whose time came while lapse was down is activated by the catch-up
 			return nil

@@ -24,6 +24,10 @@ const (
 	// EFULL: the entity is at its length limit and refuses new items
 	// (Policy.Overflow RejectNew, RejectNewDeadLetter).
 	EFULL = "full"
+	// EUNIQUE: a unique value of the item written is held by another live
+	// item of its entity (Item.Unique); the Error's Key names the item
+	// whose write was refused.
+	EUNIQUE = "unique"
 )
 
 // Error is lapse's one domain error: a code from the list above and a
@@ -31,6 +35,9 @@ const (
 type Error struct {
 	Code    string
 	Message string
+	// Key is the key of the item the error is about, when there is one
+	// (EUNIQUE).
+	Key string
 }
 
 // Error returns the message.

@@ -79,6 +79,14 @@ type Item struct {
 	DeliveryCount uint32 `json:"deliveryCount"`
 	// Persistent items of durable entities are kept in the Store.
 	Persistent bool `json:"persistent"`
+	// Unique are the item's unique values, which its protocol derived
+	// from it (a Cosmos DB item's values at its container's unique keys,
+	// each prefixed by the item's group): no two live keyed items of an
+	// entity hold the same value. A write of an item with a value that
+	// another live item of its entity holds is refused with EUNIQUE
+	// (unique.go). The store does not keep them: at Recover, the
+	// protocol's ProtocolHooks.Unique derives them again.
+	Unique []string `json:"unique,omitempty"`
 }
 
 // Expired reports whether the item's due time is at or before now.

@@ -41,7 +41,7 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 	x.Item = Item{
 		Key: it.Key, Group: it.Group, Body: it.Body, Meta: it.Meta, TTL: it.TTL, Persistent: it.Persistent,
 		State: it.State, ScheduledAt: it.ScheduledAt, LockedUntil: it.LockedUntil,
-		DeliveryCount: it.DeliveryCount,
+		DeliveryCount: it.DeliveryCount, Unique: it.Unique,
 	}
 	now := e.applying()
 	switch x.State {
@@ -346,6 +346,9 @@ func (e *Engine) Put(now time.Time, k EntityKey, it Item) (out Item, c *Commit, 
 		return Item{}, nil, Errorf(EINVALID, "Put needs an item key")
 	}
 	_, c, err = runEntity(e, now, k, func(ent *entity) (none, error) {
+		if ent.uniqueHolder(&it) != nil {
+			return none{}, errUnique(ent, it.Key) // before the old item goes
+		}
 		if old := ent.keys[it.Key]; old != nil {
 			e.removeItem(old)
 		}

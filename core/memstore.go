@@ -66,6 +66,9 @@ func (s *MemStore) Append(ops []Op) *Commit {
 			}
 			it := new(Item)
 			*it = *op.Item
+			// Unique values are not kept, as sqlitestore keeps none: the
+			// protocol's Unique hook derives them again at Recover.
+			it.Unique = nil
 			for _, t := range []*time.Time{&it.EnqueuedAt, &it.ModifiedAt, &it.ScheduledAt, &it.DueAt, &it.LockedUntil} {
 				*t = storedTime(*t)
 			}

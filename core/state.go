@@ -11,6 +11,7 @@ type entity struct {
 	all       seqQueue // every item, in Seq order
 	ready     seqQueue // active items, in Seq order
 	keys      map[string]*item
+	unique    map[string]*item     // the unique values of keyed items (unique.go)
 	groups    map[string]*seqQueue // items by Group, in Seq order, without sessions
 	counts    [4]int               // by State
 	bytes     [4]int64             // body bytes, by State
@@ -38,7 +39,7 @@ type entity struct {
 
 	// keysPeak, groupsPeak and sessionsPeak are the peak lengths of keys,
 	// groups and sessions, for giving their room back (shrunk).
-	keysPeak, groupsPeak, sessionsPeak int
+	keysPeak, groupsPeak, sessionsPeak, uniquePeak int
 }
 
 // item is an Item with its place in the engine.
@@ -135,6 +136,7 @@ func (e *Engine) add(ent *entity, x *item) {
 		}
 		ent.keys[x.Key] = x
 		notePeak(ent.keys, &ent.keysPeak)
+		ent.holdUnique(x)
 	}
 	var s *session
 	switch {
@@ -319,6 +321,7 @@ func (e *Engine) removeItem(x *item) {
 	if x.Key != "" && ent.keys[x.Key] == x {
 		delete(ent.keys, x.Key)
 		ent.keys = shrunk(ent.keys, &ent.keysPeak)
+		ent.dropUnique(x)
 	}
 	ent.counts[x.State]--
 	ent.bytes[x.State] -= int64(len(x.Body))
@@ -429,6 +432,7 @@ func (e *Engine) dropEntity(ent *entity) {
 	ent.ready.reset()
 	ent.chain.reset()
 	ent.keys, ent.keysPeak = nil, 0
+	ent.unique, ent.uniquePeak = nil, 0
 	ent.groups, ent.groupsPeak = nil, 0
 	ent.counts = [4]int{}
 	ent.headArmed = nil

@@ -89,15 +89,25 @@ func (s *Server) batch(c *gin.Context, ct *container) {
 	}
 	var (
 		results []batchResult
+		puts    []core.Item
+		writers []int
 		failed  int
 		removed bool
 	)
-	written, commit, err := s.change(ct, func(now time.Time, read reader) (removes []string, puts []core.Item, err error) {
-		results, puts, removes, failed = s.plan(ct, pk, ops, now, read)
+	written, commit, err := s.change(ct, func(now time.Time, read reader) (removes []string, put []core.Item, err error) {
+		results, puts, removes, writers, failed = s.plan(ct, pk, ops, now, read)
 		removed = len(removes) > 0
 		return removes, puts, nil
 	})
-	if err == nil {
+	if i := uniqueRefused(err, puts, writers); i >= 0 {
+		// The engine refused an operation's item for a unique key: the
+		// batch fails on it, and nothing of it is stored.
+		for j := range results {
+			results[j] = batchResult{status: http.StatusFailedDependency}
+		}
+		results[i] = batchResult{status: http.StatusConflict}
+		failed, removed, err = i, false, nil
+	} else if err == nil {
 		err = commit.Wait(c.Request.Context())
 	}
 	// The service gives a batch's writes one LSN, the next of the
@@ -126,6 +136,22 @@ func (s *Server) batch(c *gin.Context, ct *container) {
 	setLSN(c, lsn)
 	setCharge(c, batchCharge(results))
 	c.Data(status, "application/json", batchBody(results, isMinimal(c)))
+}
+
+// uniqueRefused returns the operation whose item the engine refused with
+// err for a unique key (core.EUNIQUE), by the item's key, among the items
+// puts that operations writers wrote; -1 when err is no such refusal.
+func uniqueRefused(err error, puts []core.Item, writers []int) int {
+	var ce *core.Error
+	if !errors.As(err, &ce) || ce.Code != core.EUNIQUE {
+		return -1
+	}
+	for j, it := range puts {
+		if it.Key == ce.Key {
+			return writers[j]
+		}
+	}
+	return -1
 }
 
 // readBatch reads a batch body: an array of operations.
@@ -184,8 +210,9 @@ func readBatch(c *gin.Context) ([]batchOp, error) {
 // plan works out every operation at now against the stored items, read
 // through read, and the batch's own earlier operations. failed is the
 // index of the first operation that failed, -1 when none did; then puts
-// and removes are what to write.
-func (s *Server) plan(ct *container, pk partitionKey, ops []batchOp, now time.Time, read reader) (results []batchResult, puts []core.Item, removes []string, failed int) {
+// and removes are what to write, and writers[j] is the operation that
+// wrote puts[j].
+func (s *Server) plan(ct *container, pk partitionKey, ops []batchOp, now time.Time, read reader) (results []batchResult, puts []core.Item, removes []string, writers []int, failed int) {
 	canon := pk.canon()
 	states := map[string]*batchState{}
 	state := func(id string) *batchState {
@@ -218,15 +245,17 @@ func (s *Server) plan(ct *container, pk partitionKey, ops []batchOp, now time.Ti
 			// under the key it is written at: a replace's new id renames
 			putKey := res.put.Key
 			if j, ok := written[putKey]; ok {
-				puts[j] = *res.put
+				puts[j], writers[j] = *res.put, i
 			} else {
 				written[putKey] = len(puts)
 				puts = append(puts, *res.put)
+				writers = append(writers, i)
 			}
 		}
 		if res.remove {
 			if j, ok := written[key]; ok {
 				puts = slices.Delete(puts, j, j+1)
+				writers = slices.Delete(writers, j, j+1)
 				delete(written, key)
 				for k, n := range written {
 					if n > j {
@@ -243,9 +272,9 @@ func (s *Server) plan(ct *container, pk partitionKey, ops []batchOp, now time.Ti
 				results[i] = batchResult{status: http.StatusFailedDependency}
 			}
 		}
-		return results, nil, nil, failed
+		return results, nil, nil, nil, failed
 	}
-	return results, puts, removes, -1
+	return results, puts, removes, writers, -1
 }
 
 // planned is one operation's outcome and what it writes.
@@ -429,11 +458,14 @@ func (s *Server) bulkOp(ct *container, op batchOp) (batchResult, *core.Commit, e
 	}
 	var results []batchResult
 	_, commit, err := s.change(ct, func(now time.Time, read reader) (removes []string, puts []core.Item, err error) {
-		results, puts, removes, _ = s.plan(ct, pk, []batchOp{op}, now, read)
+		results, puts, removes, _, _ = s.plan(ct, pk, []batchOp{op}, now, read)
 		return removes, puts, nil
 	})
 	if ae := (*apiError)(nil); errors.As(err, &ae) && ae.status == statusRetryWith {
 		return batchResult{status: statusRetryWith}, nil, nil
+	}
+	if core.ErrorCode(err) == core.EUNIQUE {
+		return batchResult{status: http.StatusConflict}, nil, nil
 	}
 	if err != nil {
 		return batchResult{}, nil, err

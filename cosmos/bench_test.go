@@ -66,3 +66,19 @@ func BenchmarkRESTUpsert(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRESTCreateUnique is BenchmarkRESTCreate in a container with a
+// unique key on /name, which each document's is (issue 28.3).
+func BenchmarkRESTCreateUnique(b *testing.B) {
+	f := MustServer(b)
+	f.mustUniqueContainer(f.MustDatabase("db"), "c", nil, []string{"/name"})
+	h := map[string]string{"x-ms-documentdb-partitionkey": `["p"]`}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		if r := f.do("POST", "/dbs/db/colls/c/docs", "docs", "dbs/db/colls/c", benchDoc(strconv.Itoa(i), 1), h); r.status != http.StatusCreated {
+			b.Fatalf("status %d: %s", r.status, r.body)
+		}
+	}
+}

@@ -95,6 +95,10 @@ func (s *Server) containerProps(o *query.Object, rid []byte, offer *offerState) 
 	if err != nil {
 		return meta{}, core.Policy{}, nil, err
 	}
+	unique, err := readUniqueKeys(o)
+	if err != nil {
+		return meta{}, core.Policy{}, nil, err
+	}
 	if pk != nil {
 		settings = append(settings, core.Setting{Key: "partitionKey", Value: strings.Join(pk.Paths, ", ")})
 	}
@@ -108,7 +112,8 @@ func (s *Server) containerProps(o *query.Object, rid []byte, offer *offerState) 
 	stamp(o, ridText(rid), self, s.etags.next(), "", []string{
 		"_docs", "docs/", "_sprocs", "sprocs/", "_triggers", "triggers/", "_udfs", "udfs/", "_conflicts", "conflicts/",
 	}, s.now())
-	return meta{RID: rid, Resource: query.AppendJSON(nil, o), PartitionKey: pk, Offer: offer}, policy, settings, nil
+	return meta{RID: rid, Resource: query.AppendJSON(nil, o), PartitionKey: pk, Offer: offer,
+		UniqueKeys: unique, uniqueSplit: splitUniqueKeys(unique)}, policy, settings, nil
 }
 
 // containerPolicy reads defaultTtl into the container's core policy, with
@@ -210,7 +215,7 @@ func (s *Server) getContainer(c *gin.Context) {
 
 // replaceContainer answers PUT /dbs/{db}/colls/{coll}: new settings, with
 // a new defaultTtl applying at once to every stored item (CO-7). The
-// partition key cannot change.
+// partition key and the uniqueKeyPolicy cannot change.
 func (s *Server) replaceContainer(c *gin.Context) {
 	k := collKey(param(c, "db"), param(c, "coll"))
 	old, err := s.lookup(k, kindContainer)
@@ -238,6 +243,12 @@ func (s *Server) replaceContainer(c *gin.Context) {
 	}
 	if !samePaths(m.PartitionKey, old.meta.PartitionKey) {
 		s.writeError(c, errorf(http.StatusBadRequest, "Partition key paths cannot be changed."))
+		return
+	}
+	if !sameUniqueKeys(m.UniqueKeys, old.meta.UniqueKeys) {
+		// Fixed at creation: the service refuses a replace that leaves
+		// it out, too.
+		s.writeError(c, errUniqueChanged())
 		return
 	}
 	m.Ranges = old.meta.Ranges

@@ -9,10 +9,11 @@ import (
 
 // Hooks are the server's hooks for core.Engine.Register: items described
 // for the dashboard, and each change of a document, which the
-// all-versions-and-deletes change feed lists (versions.go). Cosmos DB has
+// all-versions-and-deletes change feed lists (versions.go), and the unique
+// values of the documents loaded at start (unique.go). Cosmos DB has
 // no dead letters, so nothing else.
 func (s *Server) Hooks() core.ProtocolHooks {
-	return core.ProtocolHooks{Describe: describe, ItemChanged: s.itemChanged}
+	return core.ProtocolHooks{Describe: describe, ItemChanged: s.itemChanged, Unique: s.recoveredUnique}
 }
 
 // describe is the engine's Describe hook: an item's id, partition key and

@@ -103,6 +103,8 @@ func toAPIError(err error) *apiError {
 		return errPrecondition()
 	case core.ETOOLARGE:
 		return errTooLarge()
+	case core.EUNIQUE:
+		return errUniqueViolation()
 	case core.EUNAUTHORIZED:
 		return errorf(http.StatusUnauthorized, "%s", core.ErrorMessage(err))
 	case core.EUNAVAILABLE:

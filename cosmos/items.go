@@ -90,8 +90,9 @@ func (s *Server) checkDoc(ct *container, o *query.Object, header partitionKey, p
 // stampRoom is about how many bytes the system properties add to a body.
 const stampRoom = 192
 
-// prepare makes the core item of d in ct: a new _etag and _ts, and the
-// item's _rid (rid, or a new one).
+// prepare makes the core item of d in ct: a new _etag and _ts, the item's
+// _rid (rid, or a new one), and its unique values (unique.go). Every write
+// of a document makes its item here.
 func (s *Server) prepare(ct *container, d *doc, rid string, now time.Time) (core.Item, string, error) {
 	if rid == "" {
 		b, err := s.nextItemRID(ct, now)
@@ -110,7 +111,8 @@ func (s *Server) prepare(ct *container, d *doc, rid string, now time.Time) (core
 		return core.Item{}, "", errTooLarge()
 	}
 	canon := d.pk.canon()
-	return core.Item{Key: itemKey(canon, d.id), Group: canon, Body: body, Meta: itemMeta(etag, rid), TTL: d.ttl, Persistent: true}, etag, nil
+	return core.Item{Key: itemKey(canon, d.id), Group: canon, Body: body, Meta: itemMeta(etag, rid), TTL: d.ttl, Persistent: true,
+		Unique: uniqueValues(ct.meta.uniqueSplit, canon, d.obj)}, etag, nil
 }
 
 // create stores d in ct as a new item: 409 when its key exists.

@@ -270,6 +270,13 @@ func TestJSClient_Scenarios(t *testing.T) {
 		FeedWrite, Databases             int
 		At599, At600, FeedAt600, Renewed int
 	}
+	type uniqueKey struct{ Paths []string }
+	type uniquePolicy struct{ UniqueKeys []uniqueKey }
+	type uniqueKeys struct {
+		First, Duplicate, OtherPartition int
+		UniqueMessage                    bool
+		Policy                           uniquePolicy
+	}
 	type https struct {
 		Read           int
 		Query          []int
@@ -459,6 +466,9 @@ func TestJSClient_Scenarios(t *testing.T) {
 			OtherContainer: 401, FeedRead: "o", FeedWrite: 403, Databases: 401,
 			At599: 200, At600: 403, FeedAt600: 403, Renewed: 2,
 		}},
+		// issue 28.3: a container's uniqueKeyPolicy holds within a partition.
+		{name: "unique-keys", want: uniqueKeys{First: 201, Duplicate: 409, UniqueMessage: true, OtherPartition: 201,
+			Policy: uniquePolicy{UniqueKeys: []uniqueKey{{Paths: []string{"/email"}}}}}},
 		{name: "https", want: https{Read: 1, Query: []int{1}, UntrustedError: "DEPTH_ZERO_SELF_SIGNED_CERT"},
 			check: func(t *testing.T, f *fixture, line []byte) {
 				// The PEM node trusted is the one the server serves; the

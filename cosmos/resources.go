@@ -43,6 +43,10 @@ type meta struct {
 	// Ranges is how many partition key ranges a container has, fixed at
 	// its creation (ranges.go); 0, in containers of earlier versions, is 1.
 	Ranges int `json:"ranges,omitempty"`
+	// UniqueKeys are the paths of each unique key of a container's
+	// uniqueKeyPolicy (unique.go), and uniqueSplit their segments.
+	UniqueKeys  [][]string `json:"uniqueKeys,omitempty"`
+	uniqueSplit [][][]string
 }
 
 // pkDef is a container's partition key definition.
@@ -93,6 +97,7 @@ func (s *Server) lookup(k core.EntityKey, kind string) (*resource, error) {
 			pk.split = append(pk.split, splitPath(p))
 		}
 	}
+	r.meta.uniqueSplit = splitUniqueKeys(r.meta.UniqueKeys)
 	s.metas.put(k, en.Meta, r.meta)
 	return r, nil
 }

@@ -93,6 +93,9 @@ type Server struct {
 	// beforeChange, when set (by tests), runs in each conditional write
 	// between its plan and its write (Server.change).
 	beforeChange func()
+	// lastUnique is the Unique hook's (recoveredUnique), which only the
+	// engine's Recover calls, one call at a time.
+	lastUnique lastUnique
 }
 
 // NewServer returns a Server for cfg; Open starts it (httpserver.Server:

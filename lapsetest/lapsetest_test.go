@@ -269,3 +269,55 @@ func TestAdvanceReturnsAfterExpiriesApplied_EM1(t *testing.T) {
 		}
 	}
 }
+
+// issue 28.3: a container's unique key holds after a restart on a durable
+// data folder: SQLite keeps the documents, not their unique values, which
+// the Cosmos front-end derives again when it starts.
+func TestCosmosUniqueKeyHoldsAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	create := func(srv *lapsetest.Server, id string) error {
+		cred, err := azcosmos.NewKeyCredential(srv.CosmosKey())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := &http.Transport{}
+		defer tr.CloseIdleConnections()
+		client, err := azcosmos.NewClientWithKey(srv.CosmosEndpoint(), cred,
+			&azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id == "first" {
+			if _, err := client.CreateDatabase(ctx(t), azcosmos.DatabaseProperties{ID: "shop"}, nil); err != nil {
+				t.Fatal(err)
+			}
+			db, _ := client.NewDatabase("shop")
+			if _, err := db.CreateContainer(ctx(t), azcosmos.ContainerProperties{ID: "users",
+				PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}},
+				UniqueKeyPolicy:        &azcosmos.UniqueKeyPolicy{UniqueKeys: []azcosmos.UniqueKey{{Paths: []string{"/email"}}}},
+			}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		users, err := client.NewContainer("shop", "users")
+		if err != nil {
+			t.Fatal(err)
+		}
+		item, _ := json.Marshal(map[string]string{"id": id, "pk": "p1", "email": "a@x"})
+		_, err = users.CreateItem(ctx(t), azcosmos.NewPartitionKeyString("p1"), item, nil)
+		return err
+	}
+	srv := lapsetest.New(t, lapsetest.WithFlags("--data", dir))
+	if err := create(srv, "first"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	srv = lapsetest.New(t, lapsetest.WithFlags("--data", dir))
+	err := create(srv, "second")
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || re.StatusCode != http.StatusConflict {
+		t.Fatalf("a second item with the email after the restart: %v, want 409", err)
+	}
+}

@@ -1040,6 +1040,29 @@ const scenarios = {
     }
     return out;
   },
+  // A container with a uniqueKeyPolicy: a second item with the same email
+  // in a partition is 409, the same email in another partition is stored,
+  // and the policy reads back as it was created.
+  "unique-keys": async (client) => {
+    const c = await pkContainer(client, { uniqueKeyPolicy: { uniqueKeys: [{ paths: ["/email"] }] } });
+    const first = await c.items.create({ id: "a", pk: "p1", email: "a@x" });
+    let message = "";
+    const duplicate = await failure(async () => {
+      try {
+        await c.items.create({ id: "b", pk: "p1", email: "a@x" });
+      } catch (err) {
+        message = String(err?.body?.message ?? err?.message ?? "");
+        throw err;
+      }
+    });
+    const otherPartition = await c.items.create({ id: "b", pk: "p2", email: "a@x" });
+    const { resource } = await c.read();
+    return {
+      first: first.statusCode, duplicate, uniqueMessage: message.includes("Unique index constraint violation."),
+      otherPartition: otherPartition.statusCode, policy: resource.uniqueKeyPolicy,
+    };
+  },
+
 };
 
 async function main() {
