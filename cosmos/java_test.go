@@ -125,3 +125,56 @@ func TestIssue28_4_JavaAllVersionsAndDeletes(t *testing.T) {
 		t.Errorf("all-versions-and-deletes feed through the Java SDK (-want +got):\n%s", d)
 	}
 }
+
+// Issue 28.1: stored procedures, triggers and user-defined functions
+// through the Java SDK's CosmosScripts: a procedure's writes commit
+// together, and none of them when it throws; its console output comes back
+// when asked for; a pre-trigger changes the item it runs for, one that
+// throws refuses the write; a UDF runs in a query.
+func TestIssue28_1_JavaScripts(t *testing.T) {
+	type scripts struct {
+		Executed      map[string]int
+		Log           string
+		Failed        int
+		AfterSprocs   []string
+		Stamped       bool
+		Refused       int
+		AfterTriggers []string
+		UDF           []float64
+	}
+	checkLine(t, runJavaScenario(t, "scripts"), scripts{
+		Executed: map[string]int{"created": 3}, Log: "created 3",
+		Failed: 400, AfterSprocs: []string{"x1", "x2", "x3"},
+		Stamped: true, Refused: 400, AfterTriggers: []string{"t1"},
+		UDF: []float64{2, 4, 6},
+	})
+}
+
+// Issue 28.2: a Java client signed with a resource token may do what its
+// permission allows on its container and no more, and is refused once
+// lapse's clock has moved past the token's hour (CO-8).
+func TestIssue28_2_JavaResourceTokens(t *testing.T) {
+	type tokens struct {
+		Tokens, Read, Query, WriteReadOnly, ReadOther, WriteAll, ReadAll, ReadExpired, WriteExpired int
+	}
+	checkLine(t, runJavaScenario(t, "tokens"), tokens{
+		Tokens: 2, Read: 1, Query: 1, WriteReadOnly: 403, ReadOther: 403, WriteAll: 201, ReadAll: 3,
+		// rule: CO-8
+		ReadExpired: 403, WriteExpired: 403,
+	})
+}
+
+// Issue 28.3: a unique key policy through the Java SDK: a duplicate in the
+// same partition key is refused with 409 (a create and an upsert), another
+// partition key takes it, a replace frees the old value and an item's
+// expiry frees its value at once (CO-1).
+func TestIssue28_3_JavaUniqueKeys(t *testing.T) {
+	type uniqueKeys struct {
+		Duplicate, OtherPartition, UpsertDuplicate, AfterReplace, BeforeExpiry, AfterExpiry int
+		IDs                                                                                 []string
+	}
+	checkLine(t, runJavaScenario(t, "uniqueKeys"), uniqueKeys{
+		Duplicate: 409, OtherPartition: 201, UpsertDuplicate: 409, AfterReplace: 201,
+		BeforeExpiry: 409, AfterExpiry: 201, IDs: []string{"a", "b", "f"},
+	})
+}

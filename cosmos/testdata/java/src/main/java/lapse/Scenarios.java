@@ -61,6 +61,9 @@ public final class Scenarios {
                 case "queries" -> queries(client, out);
                 case "ranges" -> ranges(client, out);
                 case "allVersions" -> allVersions(client, out);
+                case "scripts" -> scripts(client, out);
+                case "tokens" -> tokens(client, out);
+                case "uniqueKeys" -> uniqueKeys(client, out);
                 default -> throw new IllegalArgumentException("no scenario " + name);
             }
         }
@@ -288,5 +291,184 @@ public final class Scenarios {
             }
         }
         return continuation;
+    }
+
+    /** The ids of the items of partition key pk in c, sorted. */
+    private static List<String> ids(CosmosContainer c, String pk) {
+        List<String> ids = new ArrayList<>();
+        c.queryItems("SELECT VALUE c.id FROM c", new CosmosQueryRequestOptions().setPartitionKey(new PartitionKey(pk)),
+                String.class).forEach(ids::add);
+        ids.sort(null);
+        return ids;
+    }
+
+    /**
+     * Stored procedures, triggers and user-defined functions through
+     * CosmosScripts: a procedure that creates the items it is given in its
+     * partition, one that writes and then throws (its write rolled back),
+     * its console output, a pre-trigger that stamps an item, one that throws
+     * (the create refused, nothing stored), and a UDF in a query.
+     */
+    static void scripts(CosmosClient client, Map<String, Object> out) {
+        client.createDatabase("db");
+        client.getDatabase("db").createContainer(new CosmosContainerProperties("c", "/pk"));
+        CosmosContainer c = client.getDatabase("db").getContainer("c");
+        com.azure.cosmos.CosmosScripts s = c.getScripts();
+        s.createStoredProcedure(new com.azure.cosmos.models.CosmosStoredProcedureProperties("createAll", """
+                function createAll(items) {
+                    var coll = getContext().getCollection();
+                    var n = 0;
+                    items.forEach(function (it) {
+                        if (!coll.createDocument(coll.getSelfLink(), it, function (err) { if (err) throw err; })) {
+                            throw new Error("not accepted");
+                        }
+                        n++;
+                    });
+                    console.log("created " + n);
+                    getContext().getResponse().setBody({created: n});
+                }"""));
+        s.createStoredProcedure(new com.azure.cosmos.models.CosmosStoredProcedureProperties("writeThenFail", """
+                function writeThenFail(id) {
+                    var coll = getContext().getCollection();
+                    coll.createDocument(coll.getSelfLink(), {id: id, pk: "p", i: 0}, function (err) {
+                        if (err) throw err;
+                        throw new Error("boom after " + id);
+                    });
+                }"""));
+        com.azure.cosmos.models.CosmosStoredProcedureRequestOptions inP = new com.azure.cosmos.models.CosmosStoredProcedureRequestOptions()
+                .setPartitionKey(new PartitionKey("p")).setScriptLoggingEnabled(true);
+        List<Object> items = List.of(item("x1", "p", 1), item("x2", "p", 2), item("x3", "p", 3));
+        com.azure.cosmos.models.CosmosStoredProcedureResponse r = s.getStoredProcedure("createAll").execute(List.of(items), inP);
+        out.put("executed", JSON.convertValue(readTree(r.getResponseAsString()), Object.class));
+        out.put("log", r.getScriptLog());
+        out.put("failed", status(() -> s.getStoredProcedure("writeThenFail").execute(List.of("x9"), inP)));
+        out.put("afterSprocs", ids(c, "p"));
+
+        s.createTrigger(new com.azure.cosmos.models.CosmosTriggerProperties("stamp", """
+                function stamp() {
+                    var req = getContext().getRequest();
+                    var doc = req.getBody();
+                    doc.stamped = true;
+                    req.setBody(doc);
+                }""").setTriggerType(com.azure.cosmos.models.TriggerType.PRE)
+                .setTriggerOperation(com.azure.cosmos.models.TriggerOperation.CREATE));
+        s.createTrigger(new com.azure.cosmos.models.CosmosTriggerProperties("refuse", """
+                function refuse() {
+                    throw new Error("refused by trigger");
+                }""").setTriggerType(com.azure.cosmos.models.TriggerType.PRE)
+                .setTriggerOperation(com.azure.cosmos.models.TriggerOperation.ALL));
+        c.createItem(item("t1", "q", 1), new PartitionKey("q"),
+                new CosmosItemRequestOptions().setPreTriggerInclude(List.of("stamp")));
+        out.put("stamped", c.readItem("t1", new PartitionKey("q"), JsonNode.class).getItem().path("stamped").asBoolean());
+        out.put("refused", status(() -> c.createItem(item("t2", "q", 2), new PartitionKey("q"),
+                new CosmosItemRequestOptions().setPreTriggerInclude(List.of("refuse")))));
+        out.put("afterTriggers", ids(c, "q"));
+
+        s.createUserDefinedFunction(new com.azure.cosmos.models.CosmosUserDefinedFunctionProperties("twice",
+                "function twice(x) { return x * 2; }"));
+        out.put("udf", values(query(c, "SELECT VALUE udf.twice(c.i) FROM c WHERE c.pk = 'p' ORDER BY c.i")));
+    }
+
+    private static JsonNode readTree(String s) {
+        try {
+            return JSON.readTree(s);
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * Users, permissions and the resource tokens they hand out: a client
+     * signed with a Read token reads and queries its container, is refused
+     * a write there and a read of another container; one with an All token
+     * writes; both are refused once lapse's clock has moved past the
+     * tokens' lifetime (CO-8).
+     */
+    static void tokens(CosmosClient client, Map<String, Object> out) {
+        client.createDatabase("db");
+        CosmosDatabase db = client.getDatabase("db");
+        db.createContainer(new CosmosContainerProperties("ro", "/pk"));
+        db.createContainer(new CosmosContainerProperties("rw", "/pk"));
+        db.getContainer("ro").createItem(item("a", "p", 1));
+        db.createUser(new com.azure.cosmos.models.CosmosUserProperties().setId("u"));
+        List<com.azure.cosmos.models.CosmosPermissionProperties> perms = new ArrayList<>();
+        try (com.azure.cosmos.CosmosAsyncClient async = new CosmosClientBuilder()
+                .endpoint(System.getenv("COSMOS_ENDPOINT")).key(System.getenv("COSMOS_KEY"))
+                .gatewayMode().buildAsyncClient()) {
+            com.azure.cosmos.CosmosAsyncUser u = async.getDatabase("db").getUser("u");
+            perms.add(u.createPermission(new com.azure.cosmos.models.CosmosPermissionProperties().setId("read-ro")
+                    .setPermissionMode(com.azure.cosmos.models.PermissionMode.READ).setContainerName("ro"), null)
+                    .block().getProperties());
+            perms.add(u.createPermission(new com.azure.cosmos.models.CosmosPermissionProperties().setId("all-rw")
+                    .setPermissionMode(com.azure.cosmos.models.PermissionMode.ALL).setContainerName("rw"), null)
+                    .block().getProperties());
+        }
+        out.put("tokens", perms.stream().filter(p -> p.getToken() != null && !p.getToken().isEmpty()).count());
+        // One client per token (resourceToken): the SDK's permission map
+        // (CosmosClientBuilder.permissions) finds no token for the
+        // partition key ranges it reads by the container's _rid when the
+        // permission names the container by its id, as the SDK's own
+        // tests note, against the service too.
+        try (CosmosClient readOnly = tokenClient(perms.get(0).getToken());
+             CosmosClient readWrite = tokenClient(perms.get(1).getToken())) {
+            CosmosContainer ro = readOnly.getDatabase("db").getContainer("ro");
+            CosmosContainer rw = readWrite.getDatabase("db").getContainer("rw");
+            out.put("read", ro.readItem("a", new PartitionKey("p"), JsonNode.class).getItem().get("i").asInt());
+            out.put("query", query(ro, "SELECT * FROM c").size());
+            out.put("writeReadOnly", status(() -> ro.createItem(item("b", "p", 2))));
+            out.put("readOther", status(() -> readOnly.getDatabase("db").getContainer("rw")
+                    .readItem("c", new PartitionKey("p"), JsonNode.class)));
+            out.put("writeAll", rw.createItem(item("c", "p", 3)).getStatusCode());
+            out.put("readAll", rw.readItem("c", new PartitionKey("p"), JsonNode.class).getItem().get("i").asInt());
+            advance("3601s"); // past the tokens' lifetime, one hour by default (CO-8)
+            out.put("readExpired", status(() -> ro.readItem("a", new PartitionKey("p"), JsonNode.class)));
+            out.put("writeExpired", status(() -> rw.createItem(item("d", "p", 4))));
+        }
+    }
+
+    private static CosmosClient tokenClient(String token) {
+        return new CosmosClientBuilder()
+                .endpoint(System.getenv("COSMOS_ENDPOINT"))
+                .resourceToken(token)
+                .gatewayMode()
+                .consistencyLevel(ConsistencyLevel.SESSION)
+                .buildClient();
+    }
+
+    /**
+     * A unique key policy: a second item with the same email in the same
+     * partition key is refused (409), in another it is taken; a replace
+     * frees the old value; an expired item frees its value at once.
+     */
+    static void uniqueKeys(CosmosClient client, Map<String, Object> out) {
+        client.createDatabase("db");
+        CosmosContainerProperties props = new CosmosContainerProperties("c", "/pk");
+        props.setDefaultTimeToLiveInSeconds(-1);
+        props.setUniqueKeyPolicy(new com.azure.cosmos.models.UniqueKeyPolicy()
+                .setUniqueKeys(List.of(new com.azure.cosmos.models.UniqueKey(List.of("/email")))));
+        client.getDatabase("db").createContainer(props);
+        CosmosContainer c = client.getDatabase("db").getContainer("c");
+        java.util.function.BiFunction<String, String, ObjectNode> person = (id, email) -> {
+            ObjectNode o = JSON.createObjectNode();
+            o.put("id", id);
+            o.put("pk", "p");
+            o.put("email", email);
+            return o;
+        };
+        c.createItem(person.apply("a", "x@example.com"));
+        out.put("duplicate", status(() -> c.createItem(person.apply("b", "x@example.com"))));
+        ObjectNode other = person.apply("b", "x@example.com");
+        other.put("pk", "q");
+        out.put("otherPartition", c.createItem(other).getStatusCode());
+        out.put("upsertDuplicate", status(() -> c.upsertItem(person.apply("b", "x@example.com"))));
+        c.replaceItem(person.apply("a", "y@example.com"), "a", new PartitionKey("p"), new CosmosItemRequestOptions());
+        out.put("afterReplace", c.createItem(person.apply("b", "x@example.com")).getStatusCode());
+        ObjectNode brief = person.apply("e", "z@example.com");
+        brief.put("ttl", 10);
+        c.createItem(brief);
+        out.put("beforeExpiry", status(() -> c.createItem(person.apply("f", "z@example.com"))));
+        advance("11s");
+        out.put("afterExpiry", c.createItem(person.apply("f", "z@example.com")).getStatusCode());
+        out.put("ids", ids(c, "p"));
     }
 }
