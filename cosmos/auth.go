@@ -166,6 +166,12 @@ func resourceOf(c *gin.Context) (typ, link string) {
 		return "docs", "dbs/" + db + "/colls/" + coll
 	case path == "/dbs/:db/colls/:coll/docs/:id":
 		return "docs", "dbs/" + db + "/colls/" + coll + "/docs/" + param(c, "id")
+	case scriptPath(path) != "":
+		kind := scriptPath(path)
+		if strings.HasSuffix(path, "/:id") {
+			return kind, "dbs/" + db + "/colls/" + coll + "/" + kind + "/" + param(c, "id")
+		}
+		return kind, "dbs/" + db + "/colls/" + coll
 	case path == "/offers":
 		return "offers", ""
 	case path == "/offers/:offer":

@@ -43,6 +43,10 @@ type meta struct {
 	// Ranges is how many partition key ranges a container has, fixed at
 	// its creation (ranges.go); 0, in containers of earlier versions, is 1.
 	Ranges int `json:"ranges,omitempty"`
+	// Scripts are a container's stored procedures, triggers and
+	// user-defined functions (scripts.go), by kind ("sprocs", "triggers",
+	// "udfs"), each kind's resources in creation order.
+	Scripts map[string][]json.RawMessage `json:"scripts,omitempty"`
 }
 
 // pkDef is a container's partition key definition.

@@ -1,0 +1,228 @@
+package cosmos_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lapse-emulator/lapse/cosmos"
+	"github.com/lapse-emulator/lapse/cosmos/script"
+)
+
+// scriptBody is a script resource's JSON.
+func scriptBody(tb testing.TB, fields map[string]any) []byte {
+	tb.Helper()
+	b, err := json.Marshal(fields)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// mustScripts makes database db and container c (partition key /pk) and
+// returns the container's link.
+func (f *fixture) mustScriptContainer() string {
+	f.tb.Helper()
+	db := f.MustDatabase("db")
+	f.MustContainer(db, "c", "/pk", nil)
+	return "dbs/db/colls/c"
+}
+
+// mustScript creates a script of kind ("sprocs", ...) in the container.
+func (f *fixture) mustScript(kind string, fields map[string]any) {
+	f.tb.Helper()
+	r := f.do("POST", "/dbs/db/colls/c/"+kind, kind, "dbs/db/colls/c", scriptBody(f.tb, fields), nil)
+	if r.status != http.StatusCreated {
+		f.tb.Fatalf("create %s: %d %s", kind, r.status, r.body)
+	}
+}
+
+// execute runs stored procedure id on partition key pk with args.
+func (f *fixture) execute(id, pk string, args string, headers map[string]string) restResponse {
+	f.tb.Helper()
+	h := map[string]string{"x-ms-documentdb-partitionkey": `["` + pk + `"]`}
+	for k, v := range headers {
+		h[k] = v
+	}
+	return f.do("POST", "/dbs/db/colls/c/sprocs/"+id, "sprocs", "dbs/db/colls/c/sprocs/"+id, []byte(args), h)
+}
+
+func TestScriptResources(t *testing.T) {
+	f := MustServer(t)
+	f.mustScriptContainer()
+	for _, kind := range []string{"sprocs", "triggers", "udfs"} {
+		t.Run(kind, func(t *testing.T) {
+			fields := map[string]any{"id": "s1", "body": "function () { var x = 10; }"}
+			if kind == "triggers" {
+				fields["triggerType"], fields["triggerOperation"] = "Pre", "All"
+			}
+			coll := "dbs/db/colls/c"
+			r := f.do("POST", "/"+coll+"/"+kind, kind, coll, scriptBody(t, fields), nil)
+			var got map[string]any
+			json.Unmarshal(r.body, &got)
+			if r.status != http.StatusCreated || got["id"] != "s1" || got["body"] != fields["body"] ||
+				got["_rid"] == nil || !strings.Contains(got["_self"].(string), "/"+kind+"/") || got["_etag"] == nil || got["_ts"] == nil {
+				t.Fatalf("create: %d %s", r.status, r.body)
+			}
+			if r := f.do("POST", "/"+coll+"/"+kind, kind, coll, scriptBody(t, fields), nil); r.status != http.StatusConflict {
+				t.Errorf("create again: %d, want 409", r.status)
+			}
+			if r := f.do("GET", "/"+coll+"/"+kind+"/s1", kind, coll+"/"+kind+"/s1", nil, nil); r.status != http.StatusOK || !strings.Contains(string(r.body), "x = 10") {
+				t.Errorf("read: %d %s", r.status, r.body)
+			}
+			fields["body"] = "function () { var x = 20; }"
+			r = f.do("PUT", "/"+coll+"/"+kind+"/s1", kind, coll+"/"+kind+"/s1", scriptBody(t, fields), nil)
+			if r.status != http.StatusOK || !strings.Contains(string(r.body), "x = 20") {
+				t.Errorf("replace: %d %s", r.status, r.body)
+			}
+			fields["id"] = "s2"
+			r = f.do("POST", "/"+coll+"/"+kind, kind, coll, scriptBody(t, fields), map[string]string{"x-ms-documentdb-is-upsert": "true"})
+			if r.status != http.StatusCreated {
+				t.Errorf("upsert of a new one: %d %s", r.status, r.body)
+			}
+			r = f.do("POST", "/"+coll+"/"+kind, kind, coll, scriptBody(t, fields), map[string]string{"x-ms-documentdb-is-upsert": "true"})
+			if r.status != http.StatusOK {
+				t.Errorf("upsert over one: %d %s", r.status, r.body)
+			}
+			r = f.do("GET", "/"+coll+"/"+kind, kind, coll, nil, nil)
+			if r.status != http.StatusOK || strings.Count(string(r.body), `"id":`) != 2 || !strings.Contains(string(r.body), `"_count":2`) {
+				t.Errorf("list: %d %s", r.status, r.body)
+			}
+			q := `{"query":"SELECT * FROM root r WHERE r.id=@id","parameters":[{"name":"@id","value":"s2"}]}`
+			r = f.do("POST", "/"+coll+"/"+kind, kind, coll, []byte(q), map[string]string{"x-ms-documentdb-isquery": "true", "Content-Type": "application/query+json"})
+			if r.status != http.StatusOK || !strings.Contains(string(r.body), `"_count":1`) {
+				t.Errorf("query: %d %s", r.status, r.body)
+			}
+			if r := f.do("DELETE", "/"+coll+"/"+kind+"/s1", kind, coll+"/"+kind+"/s1", nil, nil); r.status != http.StatusNoContent {
+				t.Errorf("delete: %d %s", r.status, r.body)
+			}
+			if r := f.do("GET", "/"+coll+"/"+kind+"/s1", kind, coll+"/"+kind+"/s1", nil, nil); r.status != http.StatusNotFound {
+				t.Errorf("read after delete: %d, want 404", r.status)
+			}
+			if r := f.do("DELETE", "/"+coll+"/"+kind+"/s1", kind, coll+"/"+kind+"/s1", nil, nil); r.status != http.StatusNotFound {
+				t.Errorf("delete again: %d, want 404", r.status)
+			}
+		})
+	}
+	bad := map[string]any{"id": "t", "body": "function () {}", "triggerType": "Sideways", "triggerOperation": "All"}
+	if r := f.do("POST", "/dbs/db/colls/c/triggers", "triggers", "dbs/db/colls/c", scriptBody(t, bad), nil); r.status != http.StatusBadRequest {
+		t.Errorf("a trigger of no known type: %d, want 400", r.status)
+	}
+}
+
+func TestScriptsSurviveARestartAndGoWithTheirContainer(t *testing.T) {
+	f := MustServer(t)
+	f.mustScriptContainer()
+	f.mustScript("sprocs", map[string]any{"id": "p", "body": "function () {}"})
+	// A replace of the container keeps its scripts.
+	r := f.do("PUT", "/dbs/db/colls/c", "colls", "dbs/db/colls/c", []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash"},"defaultTtl":100}`), nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("replace container: %d %s", r.status, r.body)
+	}
+	g := MustServerOn(t, f.store, t0)
+	if r := g.do("GET", "/dbs/db/colls/c/sprocs/p", "sprocs", "dbs/db/colls/c/sprocs/p", nil, nil); r.status != http.StatusOK {
+		t.Fatalf("read after restart: %d %s", r.status, r.body)
+	}
+	if r := g.do("DELETE", "/dbs/db/colls/c", "colls", "dbs/db/colls/c", nil, nil); r.status != http.StatusNoContent {
+		t.Fatal(r.status)
+	}
+	gdb, err := g.client.NewDatabase("db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.MustContainer(gdb, "c", "/pk", nil)
+	if r := g.do("GET", "/dbs/db/colls/c/sprocs/p", "sprocs", "dbs/db/colls/c/sprocs/p", nil, nil); r.status != http.StatusNotFound {
+		t.Errorf("a new container of the same name has the old one's sproc: %d", r.status)
+	}
+}
+
+func TestStoredProcedureIsOneTransaction(t *testing.T) {
+	f := MustServer(t)
+	f.mustScriptContainer()
+	f.mustScript("sprocs", map[string]any{"id": "two", "body": `function (fail) {
+		var c = getContext().getCollection();
+		c.createDocument(c.getSelfLink(), {id: 'a', pk: 'p', n: 1}, function (err, doc) {
+			if (err) throw err;
+			c.readDocument(c.getAltLink() + '/docs/a', function (err, again) {
+				if (err) throw err;
+				again.n = 2;
+				c.replaceDocument(again._self, again, function (err) {
+					if (err) throw err;
+					c.createDocument(c.getSelfLink(), {id: 'b', pk: 'p'});
+					c.queryDocuments(c.getSelfLink(), {query: 'SELECT VALUE r.id FROM r WHERE r.n = @n', parameters: [{name: '@n', value: 2}]}, function (err, ids) {
+						if (err) throw err;
+						console.log('ids %j', ids);
+						if (fail) throw new Error('asked to fail');
+						getContext().getResponse().setBody(ids);
+					});
+				});
+			});
+		});
+	}`})
+	r := f.execute("two", "p", `[true]`, nil)
+	if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "Encountered exception while executing function. Exception = Error: asked to fail") {
+		t.Fatalf("a throwing sproc: %d %s", r.status, r.body)
+	}
+	for _, id := range []string{"a", "b"} {
+		if r := f.do("GET", "/dbs/db/colls/c/docs/"+id, "docs", "dbs/db/colls/c/docs/"+id, nil, map[string]string{"x-ms-documentdb-partitionkey": `["p"]`}); r.status != http.StatusNotFound {
+			t.Errorf("%s after a sproc that threw: %d, want 404", id, r.status)
+		}
+	}
+	r = f.execute("two", "p", `[false]`, map[string]string{"x-ms-documentdb-script-enable-logging": "true"})
+	if r.status != http.StatusOK || string(r.body) != `["a"]` {
+		t.Fatalf("execute: %d %s (reads its own writes: the replaced a)", r.status, r.body)
+	}
+	if got := r.header.Get("x-ms-documentdb-script-log-results"); got != "ids%20%5B%22a%22%5D" {
+		t.Errorf("log header %q", got)
+	}
+	if r.header.Get("x-ms-session-token") == "" {
+		t.Error("no session token")
+	}
+	if r := f.do("GET", "/dbs/db/colls/c/docs/b", "docs", "dbs/db/colls/c/docs/b", nil, map[string]string{"x-ms-documentdb-partitionkey": `["p"]`}); r.status != http.StatusOK {
+		t.Errorf("b after the sproc: %d", r.status)
+	}
+	// An unhandled operation error stops it with that operation's status.
+	r = f.execute("two", "p", `[false]`, nil)
+	if r.status != http.StatusConflict {
+		t.Errorf("a create of an existing id: %d %s, want 409", r.status, r.body)
+	}
+	// A document of another partition key is the service's 400.
+	f.mustScript("sprocs", map[string]any{"id": "other", "body": `function () {
+		var c = getContext().getCollection();
+		c.createDocument(c.getSelfLink(), {id: 'x', pk: 'q'}, function (err) { if (err) throw new Error(err.message); });
+	}`})
+	if r := f.execute("other", "p", `[]`, nil); r.status != http.StatusBadRequest {
+		t.Errorf("a create in another partition: %d %s, want 400", r.status, r.body)
+	}
+	if r := f.execute("missing", "p", `[]`, nil); r.status != http.StatusNotFound {
+		t.Errorf("an unknown sproc: %d, want 404", r.status)
+	}
+}
+
+func TestStoredProcedureTimeBound(t *testing.T) {
+	f := MustServerWith(t, func(c *cosmos.Config) { c.ScriptLimits = script.Limits{Time: 300 * time.Millisecond} })
+	f.mustScriptContainer()
+	f.mustScript("sprocs", map[string]any{"id": "loop", "body": `function () {
+		var c = getContext().getCollection();
+		c.createDocument(c.getSelfLink(), {id: 'a', pk: 'p'});
+		while (true) {}
+	}`})
+	start := time.Now()
+	r := f.execute("loop", "p", `[]`, nil)
+	if r.status != http.StatusRequestTimeout {
+		t.Fatalf("an endless sproc: %d %s, want 408", r.status, r.body)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("it answered after %v", took)
+	}
+	// The server goes on serving, the container too, and nothing was written.
+	if r := f.do("GET", "/dbs/db/colls/c/docs/a", "docs", "dbs/db/colls/c/docs/a", nil, map[string]string{"x-ms-documentdb-partitionkey": `["p"]`}); r.status != http.StatusNotFound {
+		t.Errorf("the stopped sproc's write: %d, want 404", r.status)
+	}
+	f.mustScript("sprocs", map[string]any{"id": "ok", "body": `function () { getContext().getResponse().setBody('fine'); }`})
+	if r := f.execute("ok", "p", `[]`, nil); r.status != http.StatusOK || string(r.body) != `"fine"` {
+		t.Errorf("after the timeout: %d %s", r.status, r.body)
+	}
+}
