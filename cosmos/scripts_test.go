@@ -226,3 +226,65 @@ func TestStoredProcedureTimeBound(t *testing.T) {
 		t.Errorf("after the timeout: %d %s", r.status, r.body)
 	}
 }
+
+func TestTriggers(t *testing.T) {
+	f := MustServer(t)
+	f.mustScriptContainer()
+	f.mustScript("triggers", map[string]any{"id": "upper", "triggerType": "Pre", "triggerOperation": "All", "body": `function () {
+		var r = getContext().getRequest(), item = r.getBody();
+		item.id = item.id.toUpperCase();
+		item.op = r.getOperationType();
+		r.setBody(item);
+	}`})
+	f.mustScript("triggers", map[string]any{"id": "audit", "triggerType": "Post", "triggerOperation": "Create", "body": `function () {
+		var c = getContext().getCollection(), doc = getContext().getResponse().getBody();
+		c.createDocument(c.getSelfLink(), {id: 'audit-' + doc.id, pk: doc.pk}, function (err) { if (err) throw err; });
+	}`})
+	f.mustScript("triggers", map[string]any{"id": "refuse", "triggerType": "Post", "triggerOperation": "All", "body": `function () {
+		var c = getContext().getCollection();
+		c.createDocument(c.getSelfLink(), {id: 'never', pk: 'p'});
+		throw new Error('refused');
+	}`})
+	create := func(doc string, h map[string]string) restResponse {
+		h["x-ms-documentdb-partitionkey"] = `["p"]`
+		return f.do("POST", "/dbs/db/colls/c/docs", "docs", "dbs/db/colls/c", []byte(doc), h)
+	}
+	get := func(id string) int {
+		return f.do("GET", "/dbs/db/colls/c/docs/"+id, "docs", "dbs/db/colls/c/docs/"+id, nil, map[string]string{"x-ms-documentdb-partitionkey": `["p"]`}).status
+	}
+	r := create(`{"id":"doc1","pk":"p"}`, map[string]string{"x-ms-documentdb-pre-trigger-include": "upper", "x-ms-documentdb-post-trigger-include": "audit"})
+	var got map[string]any
+	json.Unmarshal(r.body, &got)
+	if r.status != http.StatusCreated || got["id"] != "DOC1" || got["op"] != "Create" {
+		t.Fatalf("create with a pre-trigger: %d %s", r.status, r.body)
+	}
+	if st := get("audit-DOC1"); st != http.StatusOK {
+		t.Errorf("the post-trigger's document: %d", st)
+	}
+	r = create(`{"id":"doc2","pk":"p"}`, map[string]string{"x-ms-documentdb-post-trigger-include": "refuse"})
+	if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "Exception = Error: refused") {
+		t.Errorf("a throwing post-trigger: %d %s", r.status, r.body)
+	}
+	for _, id := range []string{"doc2", "never"} {
+		if st := get(id); st != http.StatusNotFound {
+			t.Errorf("%s after a throwing trigger: %d, want 404", id, st)
+		}
+	}
+	// A trigger of the wrong type or operation is a 400.
+	if r := create(`{"id":"doc3","pk":"p"}`, map[string]string{"x-ms-documentdb-pre-trigger-include": "audit"}); r.status != http.StatusBadRequest {
+		t.Errorf("a post-trigger as a pre-trigger: %d", r.status)
+	}
+	r = f.do("DELETE", "/dbs/db/colls/c/docs/DOC1", "docs", "dbs/db/colls/c/docs/DOC1", nil, map[string]string{"x-ms-documentdb-partitionkey": `["p"]`, "x-ms-documentdb-post-trigger-include": "audit"})
+	if r.status != http.StatusBadRequest {
+		t.Errorf("a create trigger on a delete: %d", r.status)
+	}
+	r = f.do("PUT", "/dbs/db/colls/c/docs/DOC1", "docs", "dbs/db/colls/c/docs/DOC1", []byte(`{"id":"doc1","pk":"p","v":2}`), map[string]string{"x-ms-documentdb-partitionkey": `["p"]`, "x-ms-documentdb-pre-trigger-include": "upper"})
+	json.Unmarshal(r.body, &got)
+	if r.status != http.StatusOK || got["id"] != "DOC1" || got["op"] != "Replace" || got["v"] != 2.0 {
+		t.Errorf("replace with a pre-trigger: %d %s", r.status, r.body)
+	}
+	r = f.do("DELETE", "/dbs/db/colls/c/docs/DOC1", "docs", "dbs/db/colls/c/docs/DOC1", nil, map[string]string{"x-ms-documentdb-partitionkey": `["p"]`, "x-ms-documentdb-post-trigger-include": "refuse"})
+	if r.status != http.StatusBadRequest || get("DOC1") != http.StatusOK {
+		t.Errorf("a delete whose trigger throws: %d, the item %d", r.status, get("DOC1"))
+	}
+}
