@@ -288,3 +288,34 @@ func TestTriggers(t *testing.T) {
 		t.Errorf("a delete whose trigger throws: %d, the item %d", r.status, get("DOC1"))
 	}
 }
+
+func TestUserDefinedFunctionsInAQuery(t *testing.T) {
+	f := MustServer(t)
+	f.mustScriptContainer()
+	f.mustScript("udfs", map[string]any{"id": "tax", "body": `function (income) { return income > 1000 ? income * 0.2 : income * 0.1; }`})
+	f.mustScript("udfs", map[string]any{"id": "bad", "body": `function () { throw new Error('no tax today'); }`})
+	for i, income := range []int{500, 2000} {
+		doc := `{"id":"` + string(rune('a'+i)) + `","pk":"p","income":` + jsonNumber(income) + `}`
+		if r := f.do("POST", "/dbs/db/colls/c/docs", "docs", "dbs/db/colls/c", []byte(doc), map[string]string{"x-ms-documentdb-partitionkey": `["p"]`}); r.status != http.StatusCreated {
+			t.Fatalf("create: %d %s", r.status, r.body)
+		}
+	}
+	query := func(q string) restResponse {
+		return f.do("POST", "/dbs/db/colls/c/docs", "docs", "dbs/db/colls/c", []byte(`{"query":`+strconvQuote(q)+`}`), map[string]string{
+			"x-ms-documentdb-isquery": "true", "Content-Type": "application/query+json", "x-ms-documentdb-partitionkey": `["p"]`})
+	}
+	r := query("SELECT VALUE udf.tax(c.income) FROM c WHERE udf.tax(c.income) > 10")
+	if r.status != http.StatusOK || !strings.Contains(string(r.body), `"Documents":[50,400]`) {
+		t.Errorf("udf.tax: %d %s", r.status, r.body)
+	}
+	if r := query("SELECT VALUE udf.nope(c.income) FROM c"); r.status != http.StatusBadRequest {
+		t.Errorf("an unknown udf: %d %s", r.status, r.body)
+	}
+	if r := query("SELECT VALUE udf.bad() FROM c"); r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "no tax today") {
+		t.Errorf("a throwing udf: %d %s", r.status, r.body)
+	}
+}
+
+func jsonNumber(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
