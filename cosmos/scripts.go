@@ -120,13 +120,13 @@ func readScriptBody(c *gin.Context, k scriptKind) (*query.Object, string, error)
 	if k == kindTriggers {
 		t, _ := getString(o, "triggerType")
 		op, _ := getString(o, "triggerOperation")
-		tt, tok := triggerTypes[strings.ToLower(t)]
-		to, ook := triggerOps[strings.ToLower(op)]
+		// Kept as sent (the Python SDK sends "pre" and reads it back),
+		// read in any case.
+		_, tok := triggerTypes[strings.ToLower(t)]
+		_, ook := triggerOps[strings.ToLower(op)]
 		if !tok || !ook {
 			return nil, "", errorf(http.StatusBadRequest, "The input content is invalid: a trigger needs a triggerType (Pre or Post) and a triggerOperation (All, Create, Replace, Delete or Update).")
 		}
-		o.Set("triggerType", tt)
-		o.Set("triggerOperation", to)
 	}
 	return o, id, nil
 }

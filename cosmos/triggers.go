@@ -35,6 +35,8 @@ func triggersOf(c *gin.Context, ct *container, header, typ, op string) ([]script
 		if !ok {
 			return nil, errorf(http.StatusBadRequest, "Trigger '%s' does not exist in the collection.", id)
 		}
+		sc.TriggerType = triggerTypes[strings.ToLower(sc.TriggerType)]
+		sc.TriggerOperation = triggerOps[strings.ToLower(sc.TriggerOperation)]
 		if sc.TriggerType != typ {
 			return nil, errorf(http.StatusBadRequest, "Trigger '%s' is a %s-trigger; it cannot be used as a %s-trigger.", id, strings.ToLower(sc.TriggerType), strings.ToLower(typ))
 		}
