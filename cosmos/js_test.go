@@ -41,6 +41,14 @@ func TestJSClient_Scenarios(t *testing.T) {
 		Version    *int
 		DefaultTTL *int `json:"defaultTtl"`
 	}
+	type scripts struct {
+		IDs        []string `json:"ids"`
+		Thrown     int
+		AfterThrow []string
+		UpperID    string
+		Doubled    []float64
+		Sprocs     []string
+	}
 	type databasesContainers struct {
 		CreateDuplicate            int
 		ReadDatabase               database
@@ -439,6 +447,8 @@ func TestJSClient_Scenarios(t *testing.T) {
 			FeedAfter: feedRead{Status: 304},
 		}},
 		{name: "wrong-key", want: wrongKey{ReadDatabases: 401, CreateDatabase: 401}},
+		{name: "scripts", want: scripts{IDs: []string{"a1", "a2"}, Thrown: 400, AfterThrow: []string{},
+			UpperID: "LOW", Doubled: []float64{6}, Sprocs: []string{"two"}}},
 		{name: "https", want: https{Read: 1, Query: []int{1}, UntrustedError: "DEPTH_ZERO_SELF_SIGNED_CERT"},
 			check: func(t *testing.T, f *fixture, line []byte) {
 				// The PEM node trusted is the one the server serves; the
