@@ -193,3 +193,14 @@ func TestFunctions(t *testing.T) {
 		t.Errorf("tax after a timeout: %s, %v", out, err)
 	}
 }
+
+func TestCallbackResultThroughArguments(t *testing.T) {
+	h := &fakeHost{docs: map[string]json.RawMessage{}}
+	res, err := New(Limits{}).Run(Call{Host: h, Source: `function () {
+		var c = getContext().getCollection();
+		c.createDocument('', {id: 'a'}, function () { getContext().getResponse().setBody(arguments[1].id); });
+	}`})
+	if err != nil || string(res.Body) != `"a"` {
+		t.Fatalf("body %s, %v", res.Body, err)
+	}
+}
