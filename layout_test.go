@@ -169,3 +169,34 @@ func TestArchitectureIsInTheRepo(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCosmosLeavesImportNoCosmos keeps cosmos's query dialect and script
+// sandbox below it (docs/architecture.md): neither imports cosmos or the
+// other, and only the sandbox imports goja.
+func TestCosmosLeavesImportNoCosmos(t *testing.T) {
+	for _, dir := range []string{"cosmos/query", "cosmos/script", "cosmos"} {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") {
+				continue
+			}
+			path := filepath.Join(dir, e.Name())
+			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, imp := range f.Imports {
+				p := strings.Trim(imp.Path.Value, `"`)
+				switch {
+				case dir != "cosmos" && strings.HasPrefix(p, module+"/cosmos") && p != module+"/"+dir:
+					t.Errorf("%s imports %s: cosmos's query and script packages import neither cosmos nor each other", path, p)
+				case dir != "cosmos/script" && strings.HasPrefix(p, "github.com/dop251/goja"):
+					t.Errorf("%s imports %s: only cosmos/script runs JavaScript", path, p)
+				}
+			}
+		}
+	}
+}

@@ -190,6 +190,12 @@ func resourceOf(c *gin.Context) (typ, link string) {
 		return "permissions", "dbs/" + db + "/users/" + param(c, "user")
 	case path == "/dbs/:db/users/:user/permissions/:perm":
 		return "permissions", "dbs/" + db + "/users/" + param(c, "user") + "/permissions/" + param(c, "perm")
+	case scriptPath(path) != "":
+		kind := scriptPath(path)
+		if strings.HasSuffix(path, "/:id") {
+			return kind, "dbs/" + db + "/colls/" + coll + "/" + kind + "/" + param(c, "id")
+		}
+		return kind, "dbs/" + db + "/colls/" + coll
 	case path == "/offers":
 		return "offers", ""
 	case path == "/offers/:offer":

@@ -3,7 +3,6 @@ package cosmos
 import (
 	"errors"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -213,58 +212,17 @@ func readBatch(c *gin.Context) ([]batchOp, error) {
 // and removes are what to write, and writers[j] is the operation that
 // wrote puts[j].
 func (s *Server) plan(ct *container, pk partitionKey, ops []batchOp, now time.Time, read reader) (results []batchResult, puts []core.Item, removes []string, writers []int, failed int) {
-	canon := pk.canon()
-	states := map[string]*batchState{}
-	state := func(id string) *batchState {
-		key := itemKey(canon, id)
-		if st := states[key]; st != nil {
-			return st
-		}
-		st := &batchState{}
-		// A container deleted meanwhile fails the write (core.Engine.Change).
-		if it, ok, _ := read(key); ok {
-			st.exists, st.body = true, it.Body
-			st.etag, st.rid = splitMeta(it.Meta)
-		}
-		states[key] = st
-		return st
-	}
+	t := s.newTxn(ct, pk, now, read)
 	results = make([]batchResult, len(ops))
-	written := map[string]int{} // key -> index in puts
 	failed = -1
 	for i, op := range ops {
-		res, err := s.planOp(ct, pk, op, state, now)
+		res, err := t.do(op)
 		if err != nil {
 			results[i] = batchResult{status: toAPIError(err).status}
 			failed = i
 			break
 		}
-		results[i] = res.result
-		key := itemKey(canon, op.id)
-		if res.put != nil {
-			// under the key it is written at: a replace's new id renames
-			putKey := res.put.Key
-			if j, ok := written[putKey]; ok {
-				puts[j], writers[j] = *res.put, i
-			} else {
-				written[putKey] = len(puts)
-				puts = append(puts, *res.put)
-				writers = append(writers, i)
-			}
-		}
-		if res.remove {
-			if j, ok := written[key]; ok {
-				puts = slices.Delete(puts, j, j+1)
-				writers = slices.Delete(writers, j, j+1)
-				delete(written, key)
-				for k, n := range written {
-					if n > j {
-						written[k] = n - 1
-					}
-				}
-			}
-			removes = append(removes, key)
-		}
+		results[i] = res
 	}
 	if failed >= 0 {
 		for i := range results {
@@ -274,7 +232,7 @@ func (s *Server) plan(ct *container, pk partitionKey, ops []batchOp, now time.Ti
 		}
 		return results, nil, nil, nil, failed
 	}
-	return results, puts, removes, writers, -1
+	return results, t.puts, t.removes, t.writers, -1
 }
 
 // planned is one operation's outcome and what it writes.

@@ -258,8 +258,9 @@ func (s *Server) replaceContainer(c *gin.Context) {
 		return
 	}
 	_, commit, err := s.cfg.Engine.Update(s.now(), k, func(en *core.Entity) error {
-		en.Policy, en.Settings, en.Meta = policy, settings, mb
-		return nil
+		kept, err := keepScripts(en.Meta, mb)
+		en.Policy, en.Settings, en.Meta = policy, settings, kept
+		return err
 	})
 	if err == nil {
 		err = commit.Wait(c.Request.Context())

@@ -47,6 +47,8 @@ func codeWord(status int) string {
 		return "NotFound"
 	case http.StatusMethodNotAllowed:
 		return "MethodNotAllowed"
+	case http.StatusRequestTimeout:
+		return "RequestTimeout"
 	case http.StatusConflict:
 		return "Conflict"
 	case http.StatusPreconditionFailed:

@@ -53,6 +53,7 @@ func (s *Server) queryOptions(ct *container, q *query.Query) (query.Options, err
 		return opts, nil
 	}
 	opts.Languages, opts.DefaultLanguage = fullTextLanguages(ct.meta.Resource)
+	opts.UDF = s.udfResolver(ct)
 	if !q.NeedsCorpus() {
 		return opts, nil
 	}

@@ -185,12 +185,20 @@ func (s *Server) postItems(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
+	upsert := strings.EqualFold(c.GetHeader("x-ms-documentdb-is-upsert"), "true")
+	if hasTriggers(c) {
+		op := "Create"
+		if upsert {
+			op = "Upsert"
+		}
+		s.triggered(c, ct, op, "", b)
+		return
+	}
 	d, err := s.readDoc(ct, b, header, present)
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
-	upsert := strings.EqualFold(c.GetHeader("x-ms-documentdb-is-upsert"), "true")
 	var (
 		it     core.Item
 		etag   string
@@ -371,6 +379,10 @@ func (s *Server) replaceItem(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
+	if hasTriggers(c) {
+		s.triggered(c, ct, "Replace", param(c, "id"), b)
+		return
+	}
 	d, err := s.readDoc(ct, b, pk, true)
 	if err != nil {
 		s.writeError(c, err)
@@ -429,6 +441,10 @@ func (s *Server) deleteItem(c *gin.Context) {
 	ct, pk, err := s.pointRequest(c)
 	if err != nil {
 		s.writeError(c, err)
+		return
+	}
+	if hasTriggers(c) {
+		s.triggered(c, ct, "Delete", param(c, "id"), nil)
 		return
 	}
 	size, commit, err := s.removeItem(ct, itemKey(pk.canon(), param(c, "id")), c.GetHeader("If-Match"))

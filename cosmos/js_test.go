@@ -41,6 +41,14 @@ func TestJSClient_Scenarios(t *testing.T) {
 		Version    *int
 		DefaultTTL *int `json:"defaultTtl"`
 	}
+	type scripts struct {
+		IDs        []string `json:"ids"`
+		Thrown     int
+		AfterThrow []string
+		UpperID    string
+		Doubled    []float64
+		Sprocs     []string
+	}
 	type databasesContainers struct {
 		CreateDuplicate            int
 		ReadDatabase               database
@@ -469,6 +477,8 @@ func TestJSClient_Scenarios(t *testing.T) {
 		// issue 28.3: a container's uniqueKeyPolicy holds within a partition.
 		{name: "unique-keys", want: uniqueKeys{First: 201, Duplicate: 409, UniqueMessage: true, OtherPartition: 201,
 			Policy: uniquePolicy{UniqueKeys: []uniqueKey{{Paths: []string{"/email"}}}}}},
+		{name: "scripts", want: scripts{IDs: []string{"a1", "a2"}, Thrown: 400, AfterThrow: []string{},
+			UpperID: "LOW", Doubled: []float64{6}, Sprocs: []string{"two"}}},
 		{name: "https", want: https{Read: 1, Query: []int{1}, UntrustedError: "DEPTH_ZERO_SELF_SIGNED_CERT"},
 			check: func(t *testing.T, f *fixture, line []byte) {
 				// The PEM node trusted is the one the server serves; the

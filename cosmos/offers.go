@@ -198,7 +198,10 @@ func (s *Server) replaceOffer(c *gin.Context) {
 		return
 	}
 	_, commit, err := s.cfg.Engine.Update(s.now(), r.en.EntityKey, func(en *core.Entity) error {
-		en.Meta = mb
+		var err error
+		if en.Meta, err = keepScripts(en.Meta, mb); err != nil {
+			return err
+		}
 		var kept []core.Setting
 		for _, st := range en.Settings {
 			if st.Key != "offerThroughput" && st.Key != "autoscaleMaxThroughput" {

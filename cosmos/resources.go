@@ -47,6 +47,10 @@ type meta struct {
 	// uniqueKeyPolicy (unique.go), and uniqueSplit their segments.
 	UniqueKeys  [][]string `json:"uniqueKeys,omitempty"`
 	uniqueSplit [][][]string
+	// Scripts are a container's stored procedures, triggers and
+	// user-defined functions (scripts.go), by kind ("sprocs", "triggers",
+	// "udfs"), each kind's resources in creation order.
+	Scripts map[string][]json.RawMessage `json:"scripts,omitempty"`
 }
 
 // pkDef is a container's partition key definition.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/cosmos/script"
 	"github.com/lapse-emulator/lapse/httpserver"
 )
 
@@ -49,6 +50,10 @@ type Config struct {
 	// partitions it has for containers: 1 to MaxPartitionCount; 0 is
 	// DefaultPartitionCount.
 	PartitionCount int
+	// ScriptLimits bound the server-side scripts (stored procedures,
+	// triggers, user-defined functions); zero values are the defaults of
+	// package script.
+	ScriptLimits script.Limits
 }
 
 // The official emulator's /PartitionCount: 25 unless told, at most 250.
@@ -96,6 +101,8 @@ type Server struct {
 	// lastUnique is the Unique hook's (recoveredUnique), which only the
 	// engine's Recover calls, one call at a time.
 	lastUnique lastUnique
+	// scripts runs server-side scripts (sprocs.go).
+	scripts *script.Runner
 }
 
 // NewServer returns a Server for cfg; Open starts it (httpserver.Server:
@@ -128,7 +135,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log, key: key}
+	s := &Server{cfg: cfg, log: log, key: key, scripts: script.New(cfg.ScriptLimits)}
 	s.account.setConsistency(level)
 	s.etags.init()
 	s.acts.init()
@@ -176,6 +183,7 @@ func (s *Server) routes() http.Handler {
 	a.PUT("/dbs/:db/colls/:coll/docs/:id", s.replaceItem)
 	a.DELETE("/dbs/:db/colls/:coll/docs/:id", s.deleteItem)
 	a.PATCH("/dbs/:db/colls/:coll/docs/:id", s.patchItem)
+	s.scriptRoutes(a)
 	a.POST("/dbs/:db/colls/:coll/operations/partitionkeydelete", s.deletePartitionKey)
 	a.GET("/dbs/:db/colls/:coll/conflicts", s.listConflicts)
 	a.POST("/dbs/:db/colls/:coll/conflicts", s.queryConflicts)

@@ -1063,6 +1063,43 @@ const scenarios = {
     };
   },
 
+  // Server-side JavaScript (issue 28): a stored procedure that creates two
+  // items and reads them back in one transaction, one that throws after a
+  // create (nothing written), a pre-trigger that changes the body, and a
+  // user-defined function in a query.
+  async scripts(client) {
+    const c = await pkContainer(client);
+    await c.scripts.storedProcedures.create({
+      id: "two",
+      body: `function (prefix, fail) {
+        var coll = getContext().getCollection();
+        coll.createDocument(coll.getSelfLink(), { id: prefix + "1", pk: "p" });
+        coll.createDocument(coll.getSelfLink(), { id: prefix + "2", pk: "p" });
+        coll.queryDocuments(coll.getSelfLink(), "SELECT VALUE r.id FROM r", function (err, ids) {
+          if (err) throw err;
+          if (fail) throw new Error("asked to fail");
+          getContext().getResponse().setBody(ids);
+        });
+      }`,
+    });
+    const { resource: ids } = await c.scripts.storedProcedure("two").execute("p", ["a", false]);
+    const thrown = await failure(() => c.scripts.storedProcedure("two").execute("p", ["b", true]));
+    const { resources: afterThrow } = await c.items.query("SELECT VALUE r.id FROM r WHERE STARTSWITH(r.id, 'b')").fetchAll();
+    await c.scripts.triggers.create({
+      id: "upper", triggerType: "Pre", triggerOperation: "Create",
+      body: `function () {
+        var r = getContext().getRequest(), item = r.getBody();
+        item.id = item.id.toUpperCase();
+        r.setBody(item);
+      }`,
+    });
+    const { resource: upper } = await c.items.create({ id: "low", pk: "p", n: 3 }, { preTriggerInclude: ["upper"] });
+    await c.scripts.userDefinedFunctions.create({ id: "double", body: "function (x) { return x * 2; }" });
+    const { resources: doubled } = await c.items.query("SELECT VALUE udf.double(r.n) FROM r WHERE IS_DEFINED(r.n)").fetchAll();
+    const { resources: sprocs } = await c.scripts.storedProcedures.readAll().fetchAll();
+    return { ids, thrown, afterThrow, upperId: upper.id, doubled, sprocs: sprocs.map((s) => s.id) };
+  },
+
 };
 
 async function main() {

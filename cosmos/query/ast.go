@@ -102,6 +102,15 @@ type objectExpr struct {
 // arrayExpr is an array constructor [expr, ...].
 type arrayExpr struct{ elems []expr }
 
+// udfExpr is a call of a user-defined function, udf.name(args), which
+// Options.UDF resolves when the query runs.
+type udfExpr struct {
+	name string
+	args []expr
+	span     // from "udf" to the name
+	end  int // the end of the closing parenthesis
+}
+
 // callExpr is a call of a built-in scalar function.
 type callExpr struct {
 	name string
@@ -199,6 +208,7 @@ type Query struct {
 	sub       bool         // this is a subquery
 	container bool         // the first FROM source reads the container's documents
 	counts    []*countSpec // every TOP, OFFSET and LIMIT of the query tree (top level only)
+	udfs      []*udfExpr   // every call of a user-defined function of the query tree (top level only)
 	aggregate bool         // aggregates or GROUP BY: one row per group
 	at        clauses      // where its parts are in text, for Plan
 }

@@ -231,6 +231,8 @@ func (b *binder) bind(x expr, sc *scope) (expr, error) {
 		err = b.bindList(v.elems, sc)
 	case *callExpr:
 		return b.bindCall(v, sc)
+	case *udfExpr:
+		err = b.bindList(v.args, sc)
 	case *subqueryExpr:
 		err = bindQuery(v.q, sc, false)
 	}
@@ -268,9 +270,6 @@ func (b *binder) bindList(list []expr, sc *scope) error {
 // select list, not nested) or a built-in scalar function with the right
 // number of arguments.
 func (b *binder) bindCall(c *callExpr, sc *scope) (expr, error) {
-	if strings.HasPrefix(c.name, "udf.") {
-		return nil, errAt(codeUnknownFunc, c.span, "User-defined function '%s' is not supported by this emulator.", c.name[len("udf."):])
-	}
 	if kind, ok := isAggregateName(c.name); ok {
 		if b.aggs == nil {
 			return nil, errAt(codeSemantic, c.span, "Aggregate functions are not allowed in the %s clause.", b.clause)

@@ -305,6 +305,26 @@ func (x *callExpr) eval(e *env) any {
 	return x.fn.call(e, args)
 }
 
+func (x *udfExpr) eval(e *env) any {
+	if e.rs.err != nil {
+		return Undefined
+	}
+	args := make([]any, 0, len(x.args))
+	for _, a := range x.args {
+		v := a.eval(e)
+		if isUndef(v) {
+			return Undefined
+		}
+		args = append(args, v)
+	}
+	v, err := e.rs.udfs[x](args)
+	if err != nil {
+		e.rs.err = err
+		return Undefined
+	}
+	return v
+}
+
 func (x *aggExpr) eval(e *env) any {
 	if e.aggVals == nil {
 		return Undefined

@@ -10,6 +10,7 @@ type parser struct {
 	params map[string]int // parameter name -> idx, shared by subqueries
 	names  []string       // parameter names by idx
 	counts []*countSpec   // every TOP, OFFSET and LIMIT of the query tree
+	udfs   []*udfExpr     // every call of a user-defined function of the query tree
 	depth  int            // nesting of expressions being parsed
 }
 
@@ -40,6 +41,7 @@ func Parse(text string) (*Query, error) {
 	q.text = text
 	q.params = p.names
 	q.counts = p.counts
+	q.udfs = p.udfs
 	if err := bindTop(q); err != nil {
 		return nil, err
 	}

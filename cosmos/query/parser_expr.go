@@ -354,7 +354,9 @@ func (p *parser) identPrimary(t token) (expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &callExpr{name: "udf." + n.str, args: args, span: span{t.start, n.end}, end: p.toks[p.i-1].end}, nil
+		u := &udfExpr{name: n.str, args: args, span: span{t.start, n.end}, end: p.toks[p.i-1].end}
+		p.udfs = append(p.udfs, u)
+		return u, nil
 	case kwLeft, kwRight, kwNone:
 		p.advance()
 		if p.isOp("(") {

@@ -26,7 +26,15 @@ type Options struct {
 	// empty: English.
 	Languages       map[string]string
 	DefaultLanguage string
+	// UDF returns the container's user-defined function of a name, if
+	// there is one: a query that calls one it does not know fails before
+	// it reads a document. A function's error stops the query with it.
+	UDF func(name string) (UDF, bool)
 }
+
+// UDF is a user-defined function: called with its arguments' values (never
+// Undefined), it returns a value (Undefined for none).
+type UDF func(args []any) (any, error)
 
 // runState is what every expression of one run shares.
 type runState struct {
@@ -41,6 +49,9 @@ type runState struct {
 	languages       map[string]string
 	defaultLanguage string
 	corpusStats     map[*fullTextExpr]*corpusStats // FullTextScore statistics gathered so far
+
+	udfs map[*udfExpr]UDF // the functions of the query's calls
+	err  error            // the first error of a user-defined function
 }
 
 // Run evaluates q over the documents src yields (each a decoded root
@@ -76,6 +87,20 @@ func (q *Query) Run(src func(yield func(doc any) bool), params Params, opts Opti
 		}
 		rs.params[i] = v
 	}
+	if len(q.udfs) > 0 {
+		rs.udfs = map[*udfExpr]UDF{}
+		for _, u := range q.udfs {
+			var fn UDF
+			ok := false
+			if opts.UDF != nil {
+				fn, ok = opts.UDF(u.name)
+			}
+			if !ok {
+				return errAt(codeUnknownFunc, u.span, "Unknown user-defined function '%s'.", u.name)
+			}
+			rs.udfs[u] = fn
+		}
+	}
 	if q.rank != nil && q.rank.weightsParam != nil {
 		if _, ok := q.rank.withWeights(rs.params[q.rank.weightsParam.idx]); !ok {
 			return errAt(codeRankWeights, q.rank.span, "%s", msgWeights)
@@ -86,8 +111,10 @@ func (q *Query) Run(src func(yield func(doc any) bool), params Params, opts Opti
 			return countError(c, rs.params[c.param.idx])
 		}
 	}
-	rs.exec(q, nil, src, emit)
-	return nil
+	rs.exec(q, nil, src, func(row any) bool {
+		return rs.err == nil && emit(row)
+	})
+	return rs.err
 }
 
 // countError is the error for a TOP, OFFSET or LIMIT value v that is not a
