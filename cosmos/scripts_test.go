@@ -319,3 +319,44 @@ func TestUserDefinedFunctionsInAQuery(t *testing.T) {
 func jsonNumber(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// A container's unique keys hold for what its scripts write (issue 28.3):
+// a stored procedure whose writes break one is refused as a whole with
+// the service's 409, and so is an item's create whose post-trigger writes
+// a duplicate; what does not break it is stored.
+func TestScriptsKeepUniqueKeys(t *testing.T) {
+	f := MustServer(t)
+	f.mustUniqueContainer(f.MustDatabase("db"), "c", nil, []string{"/email"})
+	f.mustScript("sprocs", map[string]any{"id": "pair", "body": `function (a, b) {
+		var c = getContext().getCollection();
+		c.createDocument(c.getSelfLink(), {id: 'x', pk: 'p', email: a});
+		c.createDocument(c.getSelfLink(), {id: 'y', pk: 'p', email: b});
+	}`})
+	f.mustScript("triggers", map[string]any{"id": "copy", "triggerType": "Post", "triggerOperation": "Create", "body": `function () {
+		var doc = getContext().getResponse().getBody();
+		var c = getContext().getCollection();
+		if (!c.createDocument(c.getSelfLink(), {id: doc.id + '-copy', pk: doc.pk, email: doc.email})) throw new Error('not accepted');
+	}`})
+	read := func(id string) int {
+		return f.do("GET", "/dbs/db/colls/c/docs/"+id, "docs", "dbs/db/colls/c/docs/"+id, nil,
+			map[string]string{"x-ms-documentdb-partitionkey": `["p"]`}).status
+	}
+	if r := f.execute("pair", "p", `["same@x", "same@x"]`, nil); r.status != http.StatusConflict ||
+		!strings.Contains(string(r.body), "Unique index constraint violation.") {
+		t.Fatalf("a sproc writing one email twice: %d %s, want 409", r.status, r.body)
+	}
+	if read("x") != http.StatusNotFound || read("y") != http.StatusNotFound {
+		t.Fatal("the refused sproc stored a document")
+	}
+	if r := f.execute("pair", "p", `["one@x", "two@x"]`, nil); r.status != http.StatusOK {
+		t.Fatalf("a sproc writing two emails: %d %s", r.status, r.body)
+	}
+	h := map[string]string{"x-ms-documentdb-partitionkey": `["p"]`, "x-ms-documentdb-post-trigger-include": "copy"}
+	r := f.do("POST", "/dbs/db/colls/c/docs", "docs", "dbs/db/colls/c", []byte(`{"id":"z","pk":"p","email":"three@x"}`), h)
+	if r.status != http.StatusConflict {
+		t.Fatalf("a create whose post-trigger copies its email: %d %s, want 409", r.status, r.body)
+	}
+	if read("z") != http.StatusNotFound || read("z-copy") != http.StatusNotFound {
+		t.Fatal("the refused create stored a document")
+	}
+}
