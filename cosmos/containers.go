@@ -232,7 +232,7 @@ func (s *Server) replaceContainer(c *gin.Context) {
 		s.writeError(c, errorf(http.StatusBadRequest, "The id of the container in the body must be the id in the URL."))
 		return
 	}
-	if ifMatch := c.GetHeader("If-Match"); ifMatch != "" && ifMatch != "*" && ifMatch != etagOf(old.meta.Resource) {
+	if !ifMatch(c.GetHeader("If-Match"), etagOf(old.meta.Resource)) {
 		s.writeError(c, errPrecondition())
 		return
 	}

@@ -143,22 +143,7 @@ func (s *Server) postPermissions(c *gin.Context) {
 		s.queryResources(c, user.rid(), "Permissions", s.resourceDocs(kindPermission, user.en.Name))
 		return
 	}
-	life, err := tokenLife(c)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	o, err := readObject(c)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	id, err := checkName(o)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	a, err := accessOf(o)
+	life, o, id, a, err := readPermission(c)
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -185,6 +170,23 @@ func (s *Server) postPermissions(c *gin.Context) {
 		}
 	}
 	s.writePermission(c, status, k, m, a, life, true)
+}
+
+// readPermission reads a permission's create, upsert or replace: the
+// life of the token to issue (x-ms-documentdb-expiry-seconds), the body,
+// its id and the access it grants.
+func readPermission(c *gin.Context) (life time.Duration, o *query.Object, id string, a access, err error) {
+	if life, err = tokenLife(c); err != nil {
+		return
+	}
+	if o, err = readObject(c); err != nil {
+		return
+	}
+	if id, err = checkName(o); err != nil {
+		return
+	}
+	a, err = accessOf(o)
+	return
 }
 
 // writePermission answers permission m of entity k with a token of life
@@ -288,26 +290,11 @@ func (s *Server) putPermission(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	if ifMatch := c.GetHeader("If-Match"); ifMatch != "" && ifMatch != "*" && ifMatch != etagOf(old.meta.Resource) {
+	if !ifMatch(c.GetHeader("If-Match"), etagOf(old.meta.Resource)) {
 		s.writeError(c, errPrecondition())
 		return
 	}
-	life, err := tokenLife(c)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	o, err := readObject(c)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	id, err := checkName(o)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	a, err := accessOf(o)
+	life, o, id, a, err := readPermission(c)
 	if err != nil {
 		s.writeError(c, err)
 		return
