@@ -114,7 +114,9 @@ func scriptError(err error) error {
 	case script.Syntax:
 		return errorf(http.StatusBadRequest, "Encountered exception while compiling Javascript. Exception = %s", se.Message)
 	case script.Timeout:
-		return errorf(http.StatusRequestTimeout, "Encountered exception while executing function. Exception = Error: %s", se.Message)
+		// The service's words for a script stopped at its time bound, as
+		// users report them from the SDKs.
+		return errorf(http.StatusRequestTimeout, "The requested operation exceeded maximum alloted time. Learn more: https://aka.ms/cosmosdb-tsg-service-request-timeout")
 	case script.Memory:
 		return errorf(http.StatusRequestEntityTooLarge, "Encountered exception while executing function. Exception = Error: %s", se.Message)
 	}
