@@ -48,7 +48,13 @@ func (c *Clock) nowLocked() time.Time {
 	if c.frozen {
 		t = c.frozenAt
 	} else {
-		t = c.wall().Add(c.offset)
+		// Without the monotonic reading time.Now carries: the engine's
+		// times are wall instants (its timers compare UnixNano), and a
+		// duration between two times that both carried one would be
+		// measured on the monotonic clock instead, which drifts from the
+		// wall clock while NTP slews it, so that an expiry applied at its
+		// wall due time could look early by microseconds (EM-4).
+		t = c.wall().Add(c.offset).Round(0)
 	}
 	if t.Before(c.last) {
 		t = c.last
