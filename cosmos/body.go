@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 	"github.com/lapse-emulator/lapse/cosmos/query"
@@ -41,6 +42,22 @@ func readObject(c *gin.Context) (*query.Object, error) {
 		return nil, err
 	}
 	return decodeObject(b)
+}
+
+// readNamed reads the body of a resource that has a name (a user, a
+// permission, a script): a JSON object and its checked id.
+func readNamed(c *gin.Context) (*query.Object, string, error) {
+	o, err := readObject(c)
+	if err != nil {
+		return nil, "", err
+	}
+	id, err := checkName(o)
+	return o, id, err
+}
+
+// isUpsert reports whether a POST asks for an upsert.
+func isUpsert(c *gin.Context) bool {
+	return strings.EqualFold(c.GetHeader("x-ms-documentdb-is-upsert"), "true")
 }
 
 // decodeObject decodes a JSON object, or answers the service's 400.

@@ -185,7 +185,7 @@ func (s *Server) postItems(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	upsert := strings.EqualFold(c.GetHeader("x-ms-documentdb-is-upsert"), "true")
+	upsert := isUpsert(c)
 	if hasTriggers(c) {
 		op := "Create"
 		if upsert {

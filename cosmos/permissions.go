@@ -179,10 +179,7 @@ func readPermission(c *gin.Context) (life time.Duration, o *query.Object, id str
 	if life, err = tokenLife(c); err != nil {
 		return
 	}
-	if o, err = readObject(c); err != nil {
-		return
-	}
-	if id, err = checkName(o); err != nil {
+	if o, id, err = readNamed(c); err != nil {
 		return
 	}
 	a, err = accessOf(o)

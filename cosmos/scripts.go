@@ -104,11 +104,7 @@ func findScript(m meta, k scriptKind, id string) (json.RawMessage, scriptOf, int
 // readScriptBody reads and checks a script resource from the request: an
 // id, a string body, and for a trigger its type and operation.
 func readScriptBody(c *gin.Context, k scriptKind) (*query.Object, string, error) {
-	o, err := readObject(c)
-	if err != nil {
-		return nil, "", err
-	}
-	id, err := checkName(o)
+	o, id, err := readNamed(c)
 	if err != nil {
 		return nil, "", err
 	}
@@ -205,7 +201,7 @@ func (s *Server) postScript(c *gin.Context, k scriptKind) {
 		s.writeError(c, err)
 		return
 	}
-	upsert := strings.EqualFold(c.GetHeader("x-ms-documentdb-is-upsert"), "true")
+	upsert := isUpsert(c)
 	var body []byte
 	status := http.StatusCreated
 	err = s.updateScripts(c, ct, k, func(list []json.RawMessage) ([]json.RawMessage, error) {

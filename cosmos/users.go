@@ -57,12 +57,7 @@ func (s *Server) postUsers(c *gin.Context) {
 		s.queryResources(c, db.rid(), "Users", s.resourceDocs(kindUser, db.en.Name))
 		return
 	}
-	o, err := readObject(c)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	id, err := checkName(o)
+	o, id, err := readNamed(c)
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -93,11 +88,6 @@ func (s *Server) postUsers(c *gin.Context) {
 		return
 	}
 	writeResource(c, http.StatusCreated, etagOf(m.Resource), m.Resource, true)
-}
-
-// isUpsert reports whether a POST asks for an upsert.
-func isUpsert(c *gin.Context) bool {
-	return strings.EqualFold(c.GetHeader("x-ms-documentdb-is-upsert"), "true")
 }
 
 // userMeta stamps a user's resource o with _rid rid and the service's
@@ -145,12 +135,7 @@ func (s *Server) putUser(c *gin.Context) {
 		s.writeError(c, errPrecondition())
 		return
 	}
-	o, err := readObject(c)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	id, err := checkName(o)
+	o, id, err := readNamed(c)
 	if err != nil {
 		s.writeError(c, err)
 		return
