@@ -241,7 +241,12 @@ func (s *Server) common() gin.HandlerFunc {
 		// writes the charge's, which is this response's own).
 		h := c.Writer.Header()
 		own := make([]string, 2)
-		own[0], own[1] = s.acts.next(), "1"
+		// The client's activity id, when it sends one, as the service
+		// echoes it (azure-cosmos's logging tests match the two).
+		own[0], own[1] = c.GetHeader(hdrActivityID), "1"
+		if own[0] == "" {
+			own[0] = s.acts.next()
+		}
 		h[activityIDKey] = own[0:1:1]
 		h[requestChargeKey] = own[1:2:2]
 		h[serviceVersionKey] = serviceVersion
