@@ -402,6 +402,17 @@ func (e *Engine) Reset(now time.Time) *Commit {
 	return c
 }
 
+// Record adds to the event log an event of something that happened outside
+// the engine's entities: a sandbox deleted for being idle (EM-5) is an event
+// of the default world. ev's ID is set; its Reason is kept as given. It
+// returns the event's ID.
+func (e *Engine) Record(ev Event) uint64 {
+	return locked(e, func() uint64 {
+		e.events.record(ev, explanation{kind: explainText, text: ev.Reason})
+		return e.events.next - 1
+	})
+}
+
 // Events returns recorded events matching q, oldest first.
 func (e *Engine) Events(q EventQuery) []Event {
 	return locked(e, func() []Event { return e.events.query(q) })

@@ -36,6 +36,7 @@ const (
 	explainDeadLetter
 	explainSessionLockLost
 	explainSessionItemLockLost
+	explainText // Engine.Record's: the reason as given
 )
 
 // explanation holds what an event's reason is made from, so that the text
@@ -55,7 +56,7 @@ func (x explanation) render(ev *Event) string {
 		return "lock ran out at " + ev.Due.UTC().Format(time.RFC3339Nano) + "; the item is available again"
 	case explainIdle:
 		return fmt.Sprintf("unused for %s since %s", x.eff, x.at.UTC().Format(time.RFC3339Nano))
-	case explainDeadLetter:
+	case explainDeadLetter, explainText:
 		return x.text
 	case explainSessionLockLost:
 		return "the lock of session " + strconv.Quote(ev.Session) + " ran out at " + ev.Due.UTC().Format(time.RFC3339Nano) +

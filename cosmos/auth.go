@@ -78,7 +78,7 @@ func (s *Server) authorize() gin.HandlerFunc {
 			link = l
 		}
 		payload := strings.ToLower(c.Request.Method) + "\n" + typ + "\n" + link + "\n" + strings.ToLower(date) + "\n\n"
-		if !s.signatureOK(auth, payload) {
+		if !s.checkedSignature(c.Request, payload) && !s.signatureOK(auth, payload) {
 			s.writeError(c, errorf(http.StatusUnauthorized,
 				"The input authorization token can't serve the request. The wrong key is being used or the expected payload is not built as per the protocol. For more info: https://aka.ms/cosmosdb-tsg-mac-token. Server used the following payload to sign: '%s'",
 				payload))

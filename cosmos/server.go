@@ -50,6 +50,13 @@ type Config struct {
 	// partitions it has for containers: 1 to MaxPartitionCount; 0 is
 	// DefaultPartitionCount.
 	PartitionCount int
+	// Worlds, set on the default world's server only, returns the Servers
+	// of the sandboxes, which share its port: a request signed with one's
+	// key is served by it (worlds.go).
+	Worlds func() []*Server
+	// Used, if set, is called for each request a sandbox's server is
+	// handed: a use of the sandbox, which keeps it from going idle.
+	Used func()
 	// ScriptLimits bound the server-side scripts (stored procedures,
 	// triggers, user-defined functions); zero values are the defaults of
 	// package script.
@@ -103,6 +110,10 @@ type Server struct {
 	lastUnique lastUnique
 	// scripts runs server-side scripts (sprocs.go).
 	scripts *script.Runner
+	// routed is the server's routes past the gateway's rewriting (route);
+	// gin is their engine.
+	routed http.Handler
+	gin    *gin.Engine
 }
 
 // NewServer returns a Server for cfg; Open starts it (httpserver.Server:
@@ -140,6 +151,9 @@ func NewServer(cfg Config) (*Server, error) {
 	s.etags.init()
 	s.acts.init()
 	s.Server = httpserver.New("Cosmos DB API", cfg.Addr, s.routes(), log)
+	if cfg.Worlds != nil {
+		s.SetConnContext(withConnWorld)
+	}
 	if cfg.Certificate != nil {
 		s.ServeTLS(&tls.Config{Certificates: []tls.Certificate{*cfg.Certificate}})
 	}
@@ -203,7 +217,8 @@ func (s *Server) routes() http.Handler {
 	a.GET("/offers", s.listOffers)
 	a.GET("/offers/:offer", s.getOffer)
 	a.PUT("/offers/:offer", s.replaceOffer)
-	return queryInID(asService(s.byName(r)))
+	s.gin, s.routed = r, s.byName(r)
+	return queryInID(asService(s.route(s.routed)))
 }
 
 // param returns the path parameter name, unescaped as a path ('+' stays

@@ -43,6 +43,9 @@ type Config struct {
 	// entities, for the data explorer (Cosmos DB SQL over a container),
 	// keyed by protocol.
 	Queries map[string]QueryFunc
+	// Sandboxes, if set, are served at /api/sandboxes (sandboxes.go); only
+	// the default world's control API has them.
+	Sandboxes Sandboxes
 	// CertificatePEM is lapse's TLS certificate, served at GET /cert.pem
 	// for clients to trust; nil serves a 404.
 	CertificatePEM []byte
@@ -133,6 +136,7 @@ func (s *Server) routes() http.Handler {
 	// name and the trailing /items come together and getItems splits them.
 	api.GET("/entities/:protocol/*rest", s.getItems)
 	api.POST("/reset", s.reset)
+	s.sandboxRoutes(api)
 	s.metricsRoutes(r)
 	pprofRoutes(r)
 	s.itemRoutes(api)

@@ -39,6 +39,9 @@ type Server struct {
 	conns atomic.Int64
 	// bodyTimeout bounds a request body's arrival (SetBodyTimeout).
 	bodyTimeout time.Duration
+	// connContext, if set, gives each connection's requests a context of
+	// its own (SetConnContext).
+	connContext func(ctx context.Context, c net.Conn) context.Context
 }
 
 // New returns a server of handler on addr (":0" picks a free port); name
@@ -58,6 +61,19 @@ func (s *Server) ServeTLS(cfg *tls.Config) {
 	defer s.mu.Unlock()
 	s.tls = cfg
 }
+
+// SetConnContext makes f derive the context of each connection's requests
+// from the server's, as http.Server.ConnContext does: a front-end keeps
+// what it learnt of a connection there. Call it before Open.
+func (s *Server) SetConnContext(f func(ctx context.Context, c net.Conn) context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.connContext = f
+}
+
+// Handler returns the handler the server serves, for a front-end that
+// serves it behind another's port.
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // Open binds the address at once, so a taken port fails here, and serves in
 // the background until Close.
@@ -101,6 +117,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		ConnState:         s.connState,
+		ConnContext:       s.connContext,
 	}
 	s.done = make(chan struct{})
 	s.handoff = newHandoffListener(ln.Addr())

@@ -16,6 +16,7 @@ func (m *Main) openCosmos(ctx context.Context) error {
 		Logger: m.Logger.With("listener", "cosmos"), Key: m.Config.CosmosKey,
 		Certificate: m.cert, CertificatePEM: m.certPEM,
 		DefaultConsistencyLevel: m.Config.CosmosConsistency, PartitionCount: m.Config.CosmosPartitionCount,
+		Worlds: m.sandboxes.cosmosWorlds,
 	})
 	if err != nil {
 		return err

@@ -29,3 +29,12 @@ func (m *Main) connections() map[string]int {
 	}
 	return out
 }
+
+// registerSandboxMetrics adds lapse_sandboxes, the number of live
+// sandboxes, to reg.
+func registerSandboxMetrics(reg *prometheus.Registry, s *sandboxes) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "lapse_sandboxes",
+		Help: "Sandboxes alive: worlds of their own, with their own clock, beside the default one.",
+	}, func() float64 { return float64(s.count.Load()) }))
+}

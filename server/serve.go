@@ -51,6 +51,8 @@ type Main struct {
 
 	store  store
 	runner *runner
+	// sandboxes are the worlds beside the default one (sandbox.go).
+	sandboxes *sandboxes
 	// ports are the listeners Run bound, until each server takes its own.
 	ports *ports
 
@@ -150,6 +152,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	log.Info("listening", "listener", "rabbitmqManagement", "addr", m.management.Addr().String())
+	m.sandboxes = newSandboxes(m)
+	registerSandboxMetrics(reg, m.sandboxes)
 	if err := m.openCosmos(ctx); err != nil {
 		return err
 	}
@@ -170,6 +174,7 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		Registry:       reg,
 		Connections:    m.connections,
 		CertificatePEM: m.certPEM,
+		Sandboxes:      m.sandboxes,
 	})
 	m.Control.SetBodyTimeout(m.Config.HTTPBodyTimeout)
 	if err := m.ports.serve(m.Control, portControl); err != nil {
@@ -197,6 +202,9 @@ func (m *Main) Close(ctx context.Context) error {
 	var errs []error
 	if m.Cosmos != nil {
 		errs = append(errs, m.Cosmos.Close(ctx))
+	}
+	if m.sandboxes != nil {
+		m.sandboxes.Close(ctx)
 	}
 	if m.sbAdmin != nil {
 		errs = append(errs, m.sbAdmin.Close(ctx))

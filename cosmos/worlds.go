@@ -1,0 +1,188 @@
+package cosmos
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+)
+
+// Sandboxes share the default world's Cosmos DB port (docs/architecture.md,
+// "Sandboxes"). Each has its own Server, with an account key of its own,
+// and a request goes to the world whose key signed it. A signature does
+// not show its key, so the port tries keys, at most once a connection:
+//   - the world the connection's last request went to, if any;
+//   - then the default world;
+//   - then every sandbox, until one signs it; the connection remembers it.
+//
+// The SDKs keep their connections, so a client pays the search once. A
+// request no world signs is the default world's, which refuses it as today.
+// With no sandbox, a request costs what it did before sandboxes.
+
+// connWorld is what a connection's requests share: the world its last
+// signed request went to.
+type connWorld struct{ last atomic.Pointer[Server] }
+
+type connWorldKey struct{}
+
+// signedKey marks a request whose signature the port checked: by which
+// world, over which payload. That world's authorize does not check it again.
+type signedKey struct{}
+
+type signed struct {
+	by      *Server
+	payload string
+}
+
+// withConnWorld gives a connection's requests their connWorld
+// (httpserver.Server.SetConnContext).
+func withConnWorld(ctx context.Context, _ net.Conn) context.Context {
+	return context.WithValue(ctx, connWorldKey{}, &connWorld{})
+}
+
+// route hands each request to the world whose key signed it, h being the
+// default world's (s's) routes. It is the default world's only.
+func (s *Server) route(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.Worlds == nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		worlds := s.cfg.Worlds()
+		auth := r.Header.Get("Authorization")
+		if len(worlds) == 0 || auth == "" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		signs := signer(r, auth)
+		cw, _ := r.Context().Value(connWorldKey{}).(*connWorld)
+		var to *Server
+		var payload string
+		try := func(x *Server) bool {
+			p, ok := signs(x)
+			if ok {
+				to, payload = x, p
+			}
+			return ok
+		}
+		if cw != nil {
+			if last := cw.last.Load(); last != nil {
+				try(last)
+			}
+		}
+		if to == nil && !try(s) {
+			for _, x := range worlds {
+				if try(x) {
+					break
+				}
+			}
+		}
+		if to == nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		if cw != nil {
+			cw.last.Store(to)
+		}
+		if payload != "" {
+			r = r.WithContext(context.WithValue(r.Context(), signedKey{}, signed{by: to, payload: payload}))
+		}
+		if to == s {
+			h.ServeHTTP(w, r)
+			return
+		}
+		if to.cfg.Used != nil {
+			to.cfg.Used()
+		}
+		to.routed.ServeHTTP(w, r)
+	})
+}
+
+// checkedSignature reports whether the port checked, with s's key, that the
+// request's master signature signs payload.
+func (s *Server) checkedSignature(r *http.Request, payload string) bool {
+	v, ok := r.Context().Value(signedKey{}).(signed)
+	return ok && v.by == s && v.payload == payload
+}
+
+// signer returns whether a world's key signed the request whose
+// Authorization header is auth, and over which payload: a resource token
+// is its own claims signed with the account key (no payload); a master
+// token signs a payload of masterPayloads.
+func signer(r *http.Request, auth string) func(*Server) (string, bool) {
+	if strings.HasPrefix(auth, "type=resource") || strings.HasPrefix(auth, "type%3Dresource") {
+		return func(x *Server) (string, bool) {
+			_, _, valid := x.readToken(auth)
+			return "", valid
+		}
+	}
+	payloads := masterPayloads(r)
+	return func(x *Server) (string, bool) {
+		for _, p := range payloads {
+			if p != "" && x.signatureOK(auth, p) {
+				return p, true
+			}
+		}
+		return "", false
+	}
+}
+
+// masterPayloads are the strings a master token may sign for r, read from
+// its path as resourceOf reads them from its route: the verb, the resource
+// type, the resource link and the date. A path ending in a resource's id
+// is that resource; one ending in a type is the feed of its parent. A path
+// whose database segment reads as a _rid may be rid-based, whose link is
+// the last _rid, lower-cased (namePath): then both are tried.
+func masterPayloads(r *http.Request) [2]string {
+	date := r.Header.Get("x-ms-date")
+	if date == "" {
+		date = r.Header.Get("Date")
+	}
+	verb, date := strings.ToLower(r.Method), strings.ToLower(date)
+	typ, link, ridLink := resourceOfPath(r.URL.EscapedPath())
+	out := [2]string{verb + "\n" + typ + "\n" + link + "\n" + date + "\n\n"}
+	if ridLink != "" {
+		out[1] = verb + "\n" + typ + "\n" + ridLink + "\n" + date + "\n\n"
+	}
+	return out
+}
+
+// resourceOfPath returns the resource type and link of an escaped path,
+// and its link as a rid-based path if it may be one.
+func resourceOfPath(p string) (typ, link, ridLink string) {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return "", "", ""
+	}
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		if u, err := url.PathUnescape(seg); err == nil {
+			segs[i] = u
+		}
+	}
+	n := len(segs)
+	last := n - 1 // the segment naming the resource
+	switch {
+	case n >= 2 && segs[n-2] == "operations":
+		typ, last = "colls", n-3
+	case n%2 == 1:
+		typ, last = segs[n-1], n-2
+	default:
+		typ = segs[n-2]
+	}
+	if last < 0 {
+		return typ, "", ""
+	}
+	link = strings.Join(segs[:last+1], "/")
+	if segs[0] == "offers" {
+		link = strings.ToLower(segs[last])
+	}
+	if segs[0] == "dbs" && n >= 2 {
+		if _, ok := parseRID(segs[1], 4); ok {
+			ridLink = strings.ToLower(segs[last])
+		}
+	}
+	return typ, link, ridLink
+}

@@ -1,0 +1,406 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/cosmos"
+	"github.com/lapse-emulator/lapse/dashboard"
+	"github.com/lapse-emulator/lapse/rabbitmq"
+	"github.com/lapse-emulator/lapse/servicebus"
+	"github.com/lapse-emulator/lapse/servicebus/sas"
+)
+
+// Sandboxes (issue 29, docs/architecture.md "Sandboxes"): worlds of their
+// own beside the default one, each with a clock, an engine on a store in
+// memory, an expiry runner and a server of each protocol, reached through
+// the default world's ports by the settings a client already has: the
+// Service Bus shared access key name, the RabbitMQ virtual host, the
+// Cosmos DB account key. The default world keeps the registry and routes.
+
+// DefaultSandboxIdleTTL is how long a sandbox may go unused, on the wall
+// clock, before it is deleted (EM-5), when its creation names none.
+const DefaultSandboxIdleTTL = 30 * time.Minute
+
+// MaxSandboxIdleTTL bounds a sandbox's idle TTL.
+const MaxSandboxIdleTTL = 7 * 24 * time.Hour
+
+// sandboxReapEvery is how often the idle sandboxes are looked for.
+const sandboxReapEvery = time.Second
+
+// sandbox is one world of its own.
+type sandbox struct {
+	id      string
+	created time.Time // wall clock
+	idleTTL time.Duration
+	// lastUsed is the wall clock's time of the last use, in Unix ns.
+	lastUsed atomic.Int64
+
+	clock  *core.Clock
+	engine *core.Engine
+	runner *runner
+	rabbit *rabbitmq.Server
+	sb     *servicebus.Server
+	cosmos *cosmos.Server
+	sbKey  string
+	dbKey  string
+	req    dashboard.SandboxRequest
+
+	// control is the sandbox's control API, made at its first use.
+	controlOnce sync.Once
+	control     http.Handler
+}
+
+// sandboxes is the registry of the sandboxes, the default world's.
+type sandboxes struct {
+	m   *Main
+	log *slog.Logger
+
+	mu   sync.Mutex
+	byID map[string]*sandbox
+	// cosmos are the sandboxes' Cosmos DB servers, for the port's routing,
+	// replaced whole on each change.
+	cosmos atomic.Pointer[[]*cosmos.Server]
+	count  atomic.Int64
+
+	quit chan struct{}
+	done chan struct{}
+}
+
+func newSandboxes(m *Main) *sandboxes {
+	s := &sandboxes{m: m, log: m.Logger.With("sandboxes", true), byID: map[string]*sandbox{},
+		quit: make(chan struct{}), done: make(chan struct{})}
+	s.cosmos.Store(&[]*cosmos.Server{})
+	go s.reap()
+	return s
+}
+
+// cosmosWorlds are the sandboxes' Cosmos DB servers (cosmos.Config.Worlds).
+func (s *sandboxes) cosmosWorlds() []*cosmos.Server { return *s.cosmos.Load() }
+
+// publish makes the registry's servers visible to the ports' routing; it
+// runs under mu.
+func (s *sandboxes) publishLocked() {
+	cs := make([]*cosmos.Server, 0, len(s.byID))
+	for _, sb := range s.byID {
+		cs = append(cs, sb.cosmos)
+	}
+	s.cosmos.Store(&cs)
+	s.count.Store(int64(len(s.byID)))
+}
+
+// newSandboxID returns "sbx-" and 8 random hex digits: a name every
+// protocol takes as a virtual host, a key name and a path segment.
+func newSandboxID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "sbx-" + hex.EncodeToString(b[:])
+}
+
+// newKey returns a random key of n bytes in base64, as the services' keys.
+func newKey(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// Create makes a sandbox as req asks (dashboard.Sandboxes).
+func (s *sandboxes) Create(ctx context.Context, req dashboard.SandboxRequest, host string) (dashboard.Sandbox, error) {
+	idle := DefaultSandboxIdleTTL
+	if req.IdleTTLSeconds < 0 || time.Duration(req.IdleTTLSeconds)*time.Second > MaxSandboxIdleTTL {
+		return dashboard.Sandbox{}, core.Errorf(core.EINVALID, "idleTtlSeconds %d: use 1 to %d, or leave it out for %d",
+			req.IdleTTLSeconds, int64(MaxSandboxIdleTTL/time.Second), int64(DefaultSandboxIdleTTL/time.Second))
+	}
+	if req.IdleTTLSeconds > 0 {
+		idle = time.Duration(req.IdleTTLSeconds) * time.Second
+	}
+	m := s.m
+	sb := &sandbox{id: newSandboxID(), created: m.Wall(), idleTTL: idle, sbKey: newKey(32), dbKey: newKey(64), req: req}
+	sb.lastUsed.Store(sb.created.UnixNano())
+	sb.clock = core.NewClock(m.Wall)
+	switch req.Clock {
+	case "", "frozen":
+		sb.clock.Freeze()
+	case "running":
+	default:
+		return dashboard.Sandbox{}, core.Errorf(core.EINVALID, "clock %q: use frozen or running", req.Clock)
+	}
+	if req.Time != "" {
+		t, err := time.Parse(time.RFC3339Nano, req.Time)
+		if err != nil {
+			return dashboard.Sandbox{}, core.Errorf(core.EINVALID, "time %q is not RFC 3339: %v", req.Time, err)
+		}
+		if _, err := sb.clock.Set(t); err != nil {
+			return dashboard.Sandbox{}, err
+		}
+	}
+	log := s.log.With("sandbox", sb.id)
+	sb.runner = newRunner(sb.clock)
+	sb.engine = core.NewEngine(core.Config{Store: core.NewMemStore(), Wake: sb.runner.Wake,
+		OnPanic: func(p core.HookPanic) { logPanic(log, p) }})
+	sb.clock.OnChange(sb.runner.Wake)
+	sb.rabbit = rabbitmq.New(rabbitmq.Config{Engine: sb.engine, Now: sb.clock.Now, Logger: log.With("listener", "amqp"),
+		Version: m.Version})
+	sb.engine.Register(core.RabbitMQ, sb.rabbit.Hooks())
+	sb.sb = servicebus.New(servicebus.Config{Engine: sb.engine, Now: sb.clock.Now,
+		Logger: log.With("listener", "amqp", "protocol", "servicebus"), Version: m.Version,
+		MaxMessageSize: m.Config.ServiceBusMaxMessageSize, Keys: []sas.Key{{Name: sb.id, Value: sb.sbKey}}})
+	sb.engine.Register(core.ServiceBus, sb.sb.Hooks())
+	var err error
+	sb.cosmos, err = cosmos.NewServer(cosmos.Config{Engine: sb.engine, Now: sb.clock.Now, WallNow: m.Wall,
+		Logger: log.With("listener", "cosmos"), Key: sb.dbKey, Certificate: m.cert, CertificatePEM: m.certPEM,
+		DefaultConsistencyLevel: m.Config.CosmosConsistency, PartitionCount: m.Config.CosmosPartitionCount,
+		Used: sb.use(m.Wall)})
+	if err != nil {
+		return dashboard.Sandbox{}, err
+	}
+	sb.engine.Register(core.Cosmos, sb.cosmos.Hooks())
+	if err := sb.engine.Recover(ctx, sb.clock.Now()); err != nil {
+		return dashboard.Sandbox{}, err
+	}
+	sb.runner.start(sb.engine)
+	if err := sb.rabbit.Start(); err != nil {
+		sb.close(ctx)
+		return dashboard.Sandbox{}, err
+	}
+	if err := sb.declareConfigured(ctx); err != nil {
+		sb.close(ctx)
+		return dashboard.Sandbox{}, err
+	}
+	s.mu.Lock()
+	s.byID[sb.id] = sb
+	s.publishLocked()
+	s.mu.Unlock()
+	log.Info("sandbox created", "idleTTL", idle)
+	return s.view(sb, host), nil
+}
+
+// declareConfigured declares what the sandbox's creation gave: a Service
+// Bus Config.json, RabbitMQ definitions and a Cosmos DB config, at its
+// creation and again after a reset of it.
+func (sb *sandbox) declareConfigured(ctx context.Context) error {
+	if len(sb.req.ServiceBusConfig) > 0 {
+		if err := sb.sb.LoadConfig(sb.req.ServiceBusConfig); err != nil {
+			return fmt.Errorf("servicebusConfig: %w", err)
+		}
+	}
+	if len(sb.req.RabbitMQDefinitions) > 0 {
+		if err := sb.rabbit.LoadDefinitions(bytes.NewReader(sb.req.RabbitMQDefinitions)); err != nil {
+			return fmt.Errorf("rabbitmqDefinitions: %w", err)
+		}
+	}
+	if len(sb.req.CosmosConfig) > 0 {
+		if err := sb.cosmos.LoadConfig(ctx, sb.req.CosmosConfig); err != nil {
+			return fmt.Errorf("cosmosConfig: %w", err)
+		}
+	}
+	return nil
+}
+
+// reset brings back what every broker has and the sandbox's configuration
+// after its control API's reset.
+func (sb *sandbox) reset(ctx context.Context) error {
+	if err := sb.rabbit.Reset(); err != nil {
+		return err
+	}
+	sb.sb.Reset()
+	return sb.declareConfigured(ctx)
+}
+
+// use returns a function that counts as a use of the sandbox.
+func (sb *sandbox) use(wall func() time.Time) func() {
+	return func() { sb.lastUsed.Store(wall().UnixNano()) }
+}
+
+// controlAPI returns the sandbox's control API, made at its first use.
+func (s *sandboxes) controlAPI(sb *sandbox) http.Handler {
+	sb.controlOnce.Do(func() {
+		m := s.m
+		sb.control = dashboard.NewServer(dashboard.Config{
+			Engine:         sb.engine,
+			Clock:          sb.clock,
+			Logger:         s.log.With("sandbox", sb.id, "listener", "control"),
+			Info:           m.info,
+			OnReset:        sb.reset,
+			Queries:        map[string]dashboard.QueryFunc{core.Cosmos: sb.cosmos.Query},
+			CertificatePEM: m.certPEM,
+		}).Handler()
+	})
+	return sb.control
+}
+
+// List returns every sandbox, oldest first (dashboard.Sandboxes).
+func (s *sandboxes) List(host string) []dashboard.Sandbox {
+	s.mu.Lock()
+	all := make([]*sandbox, 0, len(s.byID))
+	for _, sb := range s.byID {
+		all = append(all, sb)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(all, func(a, b *sandbox) int { return a.created.Compare(b.created) })
+	out := make([]dashboard.Sandbox, len(all))
+	for i, sb := range all {
+		out[i] = s.view(sb, host)
+	}
+	return out
+}
+
+// Get returns sandbox id and its control API, and counts as a use of it
+// (dashboard.Sandboxes).
+func (s *sandboxes) Get(id, host string) (dashboard.Sandbox, http.Handler, bool) {
+	sb := s.lookup(id)
+	if sb == nil {
+		return dashboard.Sandbox{}, nil, false
+	}
+	sb.use(s.m.Wall)()
+	return s.view(sb, host), s.controlAPI(sb), true
+}
+
+func (s *sandboxes) lookup(id string) *sandbox {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byID[id]
+}
+
+// Delete deletes sandbox id with everything in it (dashboard.Sandboxes).
+func (s *sandboxes) Delete(ctx context.Context, id string) error {
+	sb := s.remove(id)
+	if sb == nil {
+		return core.Errorf(core.ENOTFOUND, "sandbox %q not found: it was deleted, or went unused past its idle TTL", id)
+	}
+	sb.close(ctx)
+	s.log.Info("sandbox deleted", "sandbox", id)
+	return nil
+}
+
+// remove takes sandbox id out of the registry and the ports' routing.
+func (s *sandboxes) remove(id string) *sandbox {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sb := s.byID[id]
+	if sb != nil {
+		delete(s.byID, id)
+		s.publishLocked()
+	}
+	return sb
+}
+
+// close ends the sandbox's connections and its runner, and drops it.
+func (sb *sandbox) close(ctx context.Context) {
+	_ = sb.rabbit.Close(ctx)
+	_ = sb.sb.Close(ctx)
+	sb.runner.stop()
+	_ = sb.engine.WaitHooks(ctx)
+}
+
+// reap deletes the sandboxes unused past their idle TTL on the wall clock,
+// each with an event in the default world's log (EM-5), until Close.
+func (s *sandboxes) reap() {
+	defer close(s.done)
+	t := time.NewTicker(sandboxReapEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-t.C:
+			s.reapIdle()
+		}
+	}
+}
+
+// reapIdle deletes the sandboxes idle now. A sandbox with an open AMQP
+// connection is in use.
+func (s *sandboxes) reapIdle() {
+	wall := s.m.Wall()
+	s.mu.Lock()
+	var idle []*sandbox
+	for _, sb := range s.byID {
+		if sb.rabbit.Connections()+sb.sb.Connections() > 0 {
+			sb.lastUsed.Store(wall.UnixNano())
+			continue
+		}
+		if wall.Sub(time.Unix(0, sb.lastUsed.Load())) >= sb.idleTTL {
+			idle = append(idle, sb)
+		}
+	}
+	s.mu.Unlock()
+	for _, sb := range idle {
+		last := time.Unix(0, sb.lastUsed.Load())
+		if s.remove(sb.id) == nil {
+			continue
+		}
+		sb.close(context.Background())
+		s.m.Engine.Record(core.Event{Time: s.m.Clock.Now(), Due: last.Add(sb.idleTTL), Protocol: "lapse", Entity: sb.id,
+			Rule: "EM-5", Action: core.ActionDeletedIdle,
+			Reason: fmt.Sprintf("sandbox unused for %s since %s (its idle TTL, on the wall clock): deleted with everything in it",
+				sb.idleTTL, last.UTC().Format(time.RFC3339Nano))})
+		s.log.Info("sandbox deleted: idle", "sandbox", sb.id, "idleTTL", sb.idleTTL)
+	}
+}
+
+// Close deletes every sandbox and stops the reaper; safe twice.
+func (s *sandboxes) Close(ctx context.Context) {
+	select {
+	case <-s.quit:
+	default:
+		close(s.quit)
+	}
+	<-s.done
+	s.mu.Lock()
+	all := s.byID
+	s.byID = map[string]*sandbox{}
+	s.publishLocked()
+	s.mu.Unlock()
+	for _, sb := range all {
+		sb.close(ctx)
+	}
+}
+
+// view is the sandbox as the control API shows it, with the connection
+// settings for host.
+func (s *sandboxes) view(sb *sandbox, host string) dashboard.Sandbox {
+	m := s.m
+	port := func(a net.Addr) string {
+		if t, ok := a.(*net.TCPAddr); ok {
+			return strconv.Itoa(t.Port)
+		}
+		return ""
+	}
+	hp := func(a net.Addr) string { return net.JoinHostPort(host, port(a)) }
+	v := dashboard.Sandbox{ID: sb.id, Created: sb.created.UTC(), LastUsed: time.Unix(0, sb.lastUsed.Load()).UTC(),
+		IdleTTLSeconds: int64(sb.idleTTL / time.Second), ClockOf: sb.clock}
+	if m.Control != nil && m.Control.Addr() != nil {
+		v.Control = "http://" + hp(m.Control.Addr()) + "/api/sandboxes/" + sb.id
+	}
+	if m.amqp != nil {
+		v.ServiceBus = dashboard.ServiceBusSandbox{KeyName: sb.id, Key: sb.sbKey,
+			ConnectionString: "Endpoint=sb://" + hp(m.amqp.Addr()) + ";SharedAccessKeyName=" + sb.id +
+				";SharedAccessKey=" + sb.sbKey + ";UseDevelopmentEmulator=true;"}
+		v.RabbitMQ = dashboard.RabbitMQSandbox{Vhost: sb.id, URL: "amqp://guest:guest@" + hp(m.amqp.Addr()) + "/" + sb.id}
+	}
+	if m.management != nil && m.management.Addr() != nil {
+		v.RabbitMQ.ManagementURL = "http://" + hp(m.management.Addr()) + "/"
+	}
+	if m.Cosmos != nil && m.Cosmos.Addr() != nil {
+		ep := "https://" + hp(m.Cosmos.Addr()) + "/"
+		v.Cosmos = dashboard.CosmosSandbox{Endpoint: ep, Key: sb.dbKey,
+			ConnectionString: "AccountEndpoint=" + ep + ";AccountKey=" + sb.dbKey + ";"}
+	}
+	return v
+}
+
+var _ dashboard.Sandboxes = (*sandboxes)(nil)

@@ -1,0 +1,199 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/cosmos"
+	"github.com/lapse-emulator/lapse/dashboard"
+)
+
+// mustSandbox creates a sandbox through the control API with body.
+func mustSandbox(tb testing.TB, m *Main, body string) dashboard.Sandbox {
+	tb.Helper()
+	var sb dashboard.Sandbox
+	if st := MustAPI(tb, m).post("/api/sandboxes", body, &sb); st != http.StatusCreated {
+		tb.Fatalf("POST /api/sandboxes: %d", st)
+	}
+	if sb.ID == "" || sb.Cosmos.Key == "" || sb.ServiceBus.KeyName != sb.ID || sb.RabbitMQ.Vhost != sb.ID {
+		tb.Fatalf("sandbox %+v", sb)
+	}
+	return sb
+}
+
+// cosmosClientKey returns an azcosmos client of m's Cosmos DB port over
+// plain HTTP with key, on tr.
+func cosmosClientKey(tb testing.TB, m *Main, key string, tr *http.Transport) *azcosmos.Client {
+	tb.Helper()
+	cred, err := azcosmos.NewKeyCredential(key)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c, err := azcosmos.NewClientWithKey("http://"+dialable(m.Cosmos.Addr().String())+"/", cred,
+		&azcosmos.ClientOptions{ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// mustCosmosTTLItem makes database db, container c with a default TTL of
+// ttl seconds, and item id in it, through client.
+func mustCosmosTTLItem(tb testing.TB, client *azcosmos.Client, ttl int32, id string) *azcosmos.ContainerClient {
+	tb.Helper()
+	ctx := context.Background()
+	if _, err := client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "db"}, nil); err != nil {
+		tb.Fatal(err)
+	}
+	db, _ := client.NewDatabase("db")
+	if _, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "c", DefaultTimeToLive: &ttl,
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}}, nil); err != nil {
+		tb.Fatal(err)
+	}
+	c, _ := db.NewContainer("c")
+	if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString("p"), []byte(`{"id":"`+id+`","pk":"p"}`), nil); err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// cosmosStatus is the HTTP status of err, 0 for none.
+func cosmosStatus(err error) int {
+	var re *azcore.ResponseError
+	if errors.As(err, &re) {
+		return re.StatusCode
+	}
+	if err != nil {
+		// azcosmos words the account's read's failure without wrapping it.
+		if _, after, ok := strings.Cut(err.Error(), "RESPONSE "); ok && len(after) >= 3 {
+			if n, err := strconv.Atoi(after[:3]); err == nil {
+				return n
+			}
+		}
+		return -1
+	}
+	return 0
+}
+
+// issue 29.1, 29.2 (Cosmos DB), rule: EM-1, CO-6. A sandbox is a world of
+// its own reached on the same Cosmos DB port by its own account key: the
+// same database and container names as the default world's do not
+// collide, its clock moves alone (a TTL there expires, the default world's
+// same TTL does not), and clients of both worlds share one connection
+// pool, as azcosmos clients of one process do.
+func TestSandbox_CosmosKeyRoutesRequests(t *testing.T) {
+	m := MustStart(t, "--clock", "frozen")
+	sb := mustSandbox(t, m, `{}`)
+	if sb.Clock.Mode != core.ClockFrozen {
+		t.Fatalf("a sandbox's clock is %q at creation, want frozen", sb.Clock.Mode)
+	}
+	tr := &http.Transport{MaxIdleConnsPerHost: 1}
+	t.Cleanup(tr.CloseIdleConnections)
+	def := cosmosClientKey(t, m, cosmos.EmulatorKey, tr)
+	box := cosmosClientKey(t, m, sb.Cosmos.Key, tr)
+	defC := mustCosmosTTLItem(t, def, 60, "in-default")
+	boxC := mustCosmosTTLItem(t, box, 60, "in-sandbox")
+	ctx := context.Background()
+	pk := azcosmos.NewPartitionKeyString("p")
+	if _, err := defC.ReadItem(ctx, pk, "in-sandbox", nil); cosmosStatus(err) != http.StatusNotFound {
+		t.Fatalf("the default world reads the sandbox's item: %v", err)
+	}
+	if _, err := boxC.ReadItem(ctx, pk, "in-default", nil); cosmosStatus(err) != http.StatusNotFound {
+		t.Fatalf("the sandbox reads the default world's item: %v", err)
+	}
+
+	var clock dashboard.ClockState
+	if st := MustAPI(t, m).post("/api/sandboxes/"+sb.ID+"/api/clock/advance", `{"by":"61s"}`, &clock); st != http.StatusOK {
+		t.Fatalf("advance the sandbox's clock: %d", st)
+	}
+	if _, err := boxC.ReadItem(ctx, pk, "in-sandbox", nil); cosmosStatus(err) != http.StatusNotFound {
+		t.Fatalf("the sandbox's item outlived its TTL on the sandbox's clock: %v", err)
+	}
+	if _, err := defC.ReadItem(ctx, pk, "in-default", nil); err != nil {
+		t.Fatalf("the default world's item expired with the sandbox's clock: %v", err)
+	}
+	var events []core.Event
+	MustAPI(t, m).get("/api/sandboxes/"+sb.ID+"/api/events", &events)
+	if len(events) != 1 || events[0].Rule != "CO-6" || events[0].ItemKey == "" {
+		t.Fatalf("the sandbox's events: %+v", events)
+	}
+	MustAPI(t, m).get("/api/events", &events)
+	for _, ev := range events {
+		if ev.Rule == "CO-6" {
+			t.Fatalf("the default world's log has the sandbox's expiry: %+v", ev)
+		}
+	}
+
+	// A key no world has is refused as before.
+	other := cosmosClientKey(t, m, "dGhpcyBpcyBubyBrZXkgb2YgYW55IHdvcmxkIGF0IGFsbCAxMjM0NTY3ODkwMTI=", tr)
+	if _, err := other.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "x"}, nil); cosmosStatus(err) != http.StatusUnauthorized {
+		t.Fatalf("a key of no world: %v", err)
+	}
+
+	// Deleted, the sandbox's key is refused.
+	if st := MustAPI(t, m).do("DELETE", "/api/sandboxes/"+sb.ID, "", nil); st != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", st)
+	}
+	if _, err := boxC.ReadItem(ctx, pk, "in-sandbox", nil); cosmosStatus(err) != http.StatusUnauthorized {
+		t.Fatalf("a deleted sandbox's key: %v", err)
+	}
+	if st := MustAPI(t, m).get("/api/sandboxes/"+sb.ID, nil); st != http.StatusNotFound {
+		t.Fatalf("GET a deleted sandbox: %d", st)
+	}
+}
+
+// issue 29.1, rule: EM-5. A sandbox unused past its idle TTL, on the wall
+// clock, is deleted, and the default world's event log says so; one in
+// use is kept.
+func TestSandbox_IdleDeleted_EM5(t *testing.T) {
+	var wall atomic.Int64
+	wall.Store(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	now := func() time.Time { return time.Unix(0, wall.Load()) }
+	m := MustStartWall(t, now, "--clock", "frozen")
+	idle := mustSandbox(t, m, `{"idleTtlSeconds": 60}`)
+	used := mustSandbox(t, m, `{"idleTtlSeconds": 60}`)
+	wall.Add(int64(40 * time.Second))
+	m.sandboxes.reapIdle()
+	MustAPI(t, m).get("/api/sandboxes/"+used.ID+"/api/clock", nil) // a use
+	wall.Add(int64(30 * time.Second))
+	m.sandboxes.reapIdle()
+	if st := MustAPI(t, m).get("/api/sandboxes/"+idle.ID, nil); st != http.StatusNotFound {
+		t.Fatalf("an idle sandbox is still there: %d", st)
+	}
+	if st := MustAPI(t, m).get("/api/sandboxes/"+used.ID, nil); st != http.StatusOK {
+		t.Fatalf("a used sandbox was deleted: %d", st)
+	}
+	var events []core.Event
+	MustAPI(t, m).get("/api/events", &events)
+	var found bool
+	for _, ev := range events {
+		if ev.Rule == "EM-5" {
+			if ev.Entity != idle.ID || ev.Action != core.ActionDeletedIdle || !strings.Contains(ev.Reason, "1m0s") {
+				t.Fatalf("EM-5 event %+v", ev)
+			}
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no EM-5 event in the default world's log: %+v", events)
+	}
+	var list []dashboard.Sandbox
+	MustAPI(t, m).get("/api/sandboxes", &list)
+	if len(list) != 1 || list[0].ID != used.ID {
+		t.Fatalf("GET /api/sandboxes: %+v", list)
+	}
+	raw, _ := json.Marshal(list[0])
+	if !strings.Contains(string(raw), `"connectionString":"Endpoint=sb://`) {
+		t.Fatalf("a sandbox's settings: %s", raw)
+	}
+}
