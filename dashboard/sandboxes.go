@@ -86,9 +86,11 @@ type RabbitMQSandbox struct {
 }
 
 // CosmosSandbox is how a Cosmos DB client reaches a sandbox: its own
-// account key on the shared endpoint.
+// account key on the shared endpoint, served in plain HTTP (Endpoint) and
+// HTTPS (TLSEndpoint, with lapse's certificate) on one port.
 type CosmosSandbox struct {
 	Endpoint         string `json:"endpoint"`
+	TLSEndpoint      string `json:"tlsEndpoint"`
 	Key              string `json:"key"`
 	ConnectionString string `json:"connectionString"`
 }

@@ -396,8 +396,8 @@ func (s *sandboxes) view(sb *sandbox, host string) dashboard.Sandbox {
 		v.RabbitMQ.ManagementURL = "http://" + hp(m.management.Addr()) + "/"
 	}
 	if m.Cosmos != nil && m.Cosmos.Addr() != nil {
-		ep := "https://" + hp(m.Cosmos.Addr()) + "/"
-		v.Cosmos = dashboard.CosmosSandbox{Endpoint: ep, Key: sb.dbKey,
+		ep := "http://" + hp(m.Cosmos.Addr()) + "/"
+		v.Cosmos = dashboard.CosmosSandbox{Endpoint: ep, TLSEndpoint: "https://" + hp(m.Cosmos.Addr()) + "/", Key: sb.dbKey,
 			ConnectionString: "AccountEndpoint=" + ep + ";AccountKey=" + sb.dbKey + ";"}
 	}
 	return v
