@@ -1,6 +1,7 @@
 package cosmos
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/base64"
 	"log/slog"
@@ -8,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -114,6 +116,12 @@ type Server struct {
 	// gin is their engine.
 	routed http.Handler
 	gin    *gin.Engine
+	// recent are the worlds the port found last (findWorld), the default
+	// world's; closed is set by Close, after which no request is routed
+	// to the server.
+	recentMu sync.Mutex
+	recent   recentWorlds
+	closed   atomic.Bool
 }
 
 // NewServer returns a Server for cfg; Open starts it (httpserver.Server:
@@ -158,6 +166,13 @@ func NewServer(cfg Config) (*Server, error) {
 		s.ServeTLS(&tls.Config{Certificates: []tls.Certificate{*cfg.Certificate}})
 	}
 	return s, nil
+}
+
+// Close stops the server as httpserver.Server.Close does; a sandbox's
+// server, which has no port of its own, is no longer routed to.
+func (s *Server) Close(ctx context.Context) error {
+	s.closed.Store(true)
+	return s.Server.Close(ctx)
 }
 
 // now reads lapse's clock.

@@ -5,25 +5,59 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 )
 
 // Sandboxes share the default world's Cosmos DB port (docs/architecture.md,
 // "Sandboxes"). Each has its own Server, with an account key of its own,
 // and a request goes to the world whose key signed it. A signature does
-// not show its key, so the port tries keys, at most once a connection:
-//   - the world the connection's last request went to, if any;
+// not show its key, so the port tries keys (findWorld):
+//   - the worlds the connection's last requests went to, the latest first;
 //   - then the default world;
-//   - then every sandbox, until one signs it; the connection remembers it.
+//   - then the worlds the port found last, the latest first;
+//   - then every sandbox, until one signs it.
 //
-// The SDKs keep their connections, so a client pays the search once. A
-// request no world signs is the default world's, which refuses it as today.
-// With no sandbox, a request costs what it did before sandboxes.
+// The SDKs keep their connections, and a test run uses few sandboxes at a
+// time however many are alive, so a request costs one or two signature
+// checks. A request no world signs is the default world's, which refuses
+// it as today. With no sandbox, a request costs what it did before.
 
-// connWorld is what a connection's requests share: the world its last
-// signed request went to.
-type connWorld struct{ last atomic.Pointer[Server] }
+// connWorld is what a connection's requests share: the worlds its last
+// signed requests went to, the latest first. One process's clients of
+// several worlds may share connections (azcosmos clients share Go's
+// default transport), so a connection remembers a few.
+type connWorld struct {
+	mu     sync.Mutex
+	recent recentWorlds
+}
+
+// recentWorlds are the last worlds found, the latest first.
+type recentWorlds struct {
+	w []*Server
+}
+
+// maxConnWorlds and maxRecentWorlds are how many worlds a connection and
+// the port remember.
+const (
+	maxConnWorlds   = 8
+	maxRecentWorlds = 64
+)
+
+// note puts x first, keeping at most max.
+func (r *recentWorlds) note(x *Server, max int) {
+	if i := slices.Index(r.w, x); i >= 0 {
+		r.w = slices.Delete(r.w, i, i+1)
+	}
+	r.w = slices.Insert(r.w, 0, x)
+	if len(r.w) > max {
+		r.w = r.w[:max]
+	}
+}
+
+// snapshot returns a copy of the list.
+func (r *recentWorlds) snapshot() []*Server { return slices.Clone(r.w) }
 
 type connWorldKey struct{}
 
@@ -56,35 +90,10 @@ func (s *Server) route(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		signs := signer(r, auth)
-		cw, _ := r.Context().Value(connWorldKey{}).(*connWorld)
-		var to *Server
-		var payload string
-		try := func(x *Server) bool {
-			p, ok := signs(x)
-			if ok {
-				to, payload = x, p
-			}
-			return ok
-		}
-		if cw != nil {
-			if last := cw.last.Load(); last != nil {
-				try(last)
-			}
-		}
-		if to == nil && !try(s) {
-			for _, x := range worlds {
-				if try(x) {
-					break
-				}
-			}
-		}
+		to, payload := s.findWorld(r, auth, worlds)
 		if to == nil {
 			h.ServeHTTP(w, r)
 			return
-		}
-		if cw != nil {
-			cw.last.Store(to)
 		}
 		if payload != "" {
 			r = r.WithContext(context.WithValue(r.Context(), signedKey{}, signed{by: to, payload: payload}))
@@ -98,6 +107,52 @@ func (s *Server) route(h http.Handler) http.Handler {
 		}
 		to.routed.ServeHTTP(w, r)
 	})
+}
+
+// findWorld returns the world whose key signed the request, and the
+// payload it signed (none for a resource token), or nil. It tries the
+// worlds the connection's last requests went to, then the default world,
+// then those the port found last, then every world, and remembers the one
+// found; a deleted world is never found.
+func (s *Server) findWorld(r *http.Request, auth string, worlds []*Server) (*Server, string) {
+	signs := signer(r, auth)
+	tried := map[*Server]bool{}
+	try := func(x *Server) (string, bool) {
+		if tried[x] || x.closed.Load() {
+			return "", false
+		}
+		tried[x] = true
+		return signs(x)
+	}
+	cw, _ := r.Context().Value(connWorldKey{}).(*connWorld)
+	var first []*Server
+	if cw != nil {
+		cw.mu.Lock()
+		first = cw.recent.snapshot()
+		cw.mu.Unlock()
+	}
+	first = append(first, s)
+	s.recentMu.Lock()
+	first = append(first, s.recent.snapshot()...)
+	s.recentMu.Unlock()
+	for _, list := range [][]*Server{first, worlds} {
+		for _, x := range list {
+			if p, ok := try(x); ok {
+				if cw != nil {
+					cw.mu.Lock()
+					cw.recent.note(x, maxConnWorlds)
+					cw.mu.Unlock()
+				}
+				if x != s {
+					s.recentMu.Lock()
+					s.recent.note(x, maxRecentWorlds)
+					s.recentMu.Unlock()
+				}
+				return x, p
+			}
+		}
+	}
+	return nil, ""
 }
 
 // checkedSignature reports whether the port checked, with s's key, that the

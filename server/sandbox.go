@@ -300,6 +300,7 @@ func (s *sandboxes) remove(id string) *sandbox {
 
 // close ends the sandbox's connections and its runner, and drops it.
 func (sb *sandbox) close(ctx context.Context) {
+	_ = sb.cosmos.Close(ctx)
 	_ = sb.rabbit.Close(ctx)
 	_ = sb.sb.Close(ctx)
 	sb.runner.stop()
