@@ -130,18 +130,24 @@ func stringProp(m amqp.Map, k string) (string, bool) {
 // tokenExpiry reads a SAS token's se= field; without one, a token counts
 // for 15 minutes, as the SDKs assume.
 func tokenExpiry(token string) time.Time {
-	t := strings.TrimPrefix(token, "SharedAccessSignature ")
-	for _, part := range strings.Split(t, "&") {
-		k, v, ok := strings.Cut(part, "=")
-		if !ok || k != "se" {
-			continue
-		}
-		if u, err := url.QueryUnescape(v); err == nil {
-			v = u
-		}
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			return time.Unix(n, 0)
-		}
+	v := tokenField(token, "se")
+	if u, err := url.QueryUnescape(v); err == nil {
+		v = u
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return time.Unix(n, 0)
 	}
 	return time.Now().Add(15 * time.Minute)
+}
+
+// tokenField reads field name (se, skn, ...) of a SAS token as it is
+// written, "" when the token has none.
+func tokenField(token, name string) string {
+	t := strings.TrimPrefix(token, "SharedAccessSignature ")
+	for part := range strings.SplitSeq(t, "&") {
+		if k, v, ok := strings.Cut(part, "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
 }

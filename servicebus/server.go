@@ -45,6 +45,15 @@ type Config struct {
 	MaxMessageSize int64
 	// Version is lapse's version, shown in the open frame's properties.
 	Version string
+	// Resolve, set on the default world's server only, returns the
+	// server of the world (a sandbox, docs/architecture.md "Sandboxes")
+	// whose key is named keyName, or nil when there is none. A
+	// connection, or an administration request, that names a key of
+	// another world is served by that world's server: a connection from
+	// its SASL PLAIN user name or the key name (skn) of its first valid
+	// CBS token on, for the rest of its life. Resolve is called without
+	// any lock of the server held.
+	Resolve func(keyName string) *Server
 }
 
 // Server is the Service Bus front-end: queues, topics, subscriptions and
@@ -285,6 +294,13 @@ func (s *Server) ServeConn(nc net.Conn, header [8]byte) {
 	defer s.wg.Done()
 	defer s.conns.Delete(c)
 	c.serve(header)
+}
+
+// isClosed reports whether Close has been called.
+func (s *Server) isClosed() bool {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	return s.closed
 }
 
 // CloseConnections closes every client connection with
