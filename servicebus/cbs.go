@@ -31,7 +31,7 @@ func (c *conn) cbsRequest(l *link, id uint32, settled bool, body []byte) {
 	default:
 		// Tokens expire on the wall clock that signed them, not on the
 		// emulated clock a test may have moved by days.
-		if err := sas.Verify(token, c.s.cfg.Keys, audience, time.Now()); err != nil {
+		if err := sas.Verify(token, c.srv().cfg.Keys, audience, time.Now()); err != nil {
 			status, desc = 401, "InvalidSignature: "+err.Error()
 		} else {
 			c.addClaim(audience, tokenExpiry(token))

@@ -37,7 +37,9 @@ const (
 // commits, an acker answers them (ack.go). Each goroutine costs its stack:
 // an idle connection runs two (issue 25.8).
 type conn struct {
-	s   *Server
+	// sp is the server the connection is served by, the one whose
+	// ServeConn took it.
+	sp  atomic.Pointer[Server]
 	nc  net.Conn
 	id  uint64
 	log *slog.Logger
@@ -101,17 +103,21 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	id := s.nconn.Add(1)
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &conn{
-		s: s, nc: nc, id: id, ctx: ctx, cancel: cancel,
+		nc: nc, id: id, ctx: ctx, cancel: cancel,
 		log:          s.log().With("conn", id, "remote", nc.RemoteAddr().String()),
 		wsig:         make(chan struct{}, 1),
 		done:         make(chan struct{}),
 		peerMaxFrame: 512,
 		sessions:     map[uint16]*session{},
 	}
+	c.sp.Store(s)
 	c.br = connReader{rd: nc, pool: &s.readBufs}
 	c.ackRoom.L = &c.ackMu
 	return c
 }
+
+// srv is the server the connection is served by.
+func (c *conn) srv() *Server { return c.sp.Load() }
 
 // serve runs the connection until it closes.
 func (c *conn) serve(header [8]byte) {
@@ -175,7 +181,7 @@ func (c *conn) sasl() error {
 		parts := bytes.SplitN(init.InitialResponse, []byte{0}, 3)
 		code = 1
 		if len(parts) == 3 {
-			for _, k := range c.s.cfg.Keys {
+			for _, k := range c.srv().cfg.Keys {
 				if string(parts[1]) == k.Name && string(parts[2]) == k.Value {
 					code, c.plainAuthed = 0, true
 				}
@@ -219,11 +225,11 @@ func (c *conn) open() error {
 	}
 	props := amqp.Map{
 		{Key: amqp.Symbol("product"), Value: "lapse"},
-		{Key: amqp.Symbol("version"), Value: c.s.cfg.Version},
+		{Key: amqp.Symbol("version"), Value: c.srv().cfg.Version},
 	}
 	chMax := uint16(ourChannelMax)
 	c.writeFrame(amqp.FrameAMQP, 0, &amqp.Open{
-		ContainerID:  c.s.cfg.Namespace,
+		ContainerID:  c.srv().cfg.Namespace,
 		Hostname:     o.Hostname,
 		MaxFrameSize: ourMaxFrameSize,
 		ChannelMax:   &chMax,
