@@ -29,11 +29,29 @@ func (c *conn) cbsRequest(l *link, id uint32, settled bool, body []byte) {
 	case token == "":
 		status, desc = 400, "The put-token request has no token."
 	default:
+		// A connection's first valid token binds it to the world of its
+		// key; until then, a token of another world's key is checked
+		// with that world's keys, and moves the connection there when
+		// valid (world.go). Once bound, only keys of its world sign.
+		s, skn := c.srv(), tokenField(token, "skn")
+		var to *Server
+		if !c.bound {
+			to = s.world(skn)
+		}
+		if to != nil {
+			s = to
+		}
 		// Tokens expire on the wall clock that signed them, not on the
 		// emulated clock a test may have moved by days.
-		if err := sas.Verify(token, c.srv().cfg.Keys, audience, time.Now()); err != nil {
+		err := sas.Verify(token, s.cfg.Keys, audience, time.Now())
+		if err == nil && to != nil && !c.moveTo(to, skn) {
+			// that world was deleted meanwhile: its key is no more
+			err = sas.Verify(token, c.srv().cfg.Keys, audience, time.Now())
+		}
+		if err != nil {
 			status, desc = 401, "InvalidSignature: "+err.Error()
 		} else {
+			c.bound = true
 			c.addClaim(audience, tokenExpiry(token))
 		}
 	}
