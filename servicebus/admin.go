@@ -9,6 +9,7 @@ import (
 
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/httpserver"
+	"github.com/lapse-emulator/lapse/internal/lockorder"
 	"github.com/lapse-emulator/lapse/servicebus/atom"
 	"github.com/lapse-emulator/lapse/servicebus/sas"
 )
@@ -16,9 +17,21 @@ import (
 // Admin is the Service Bus administration API: the ATOM API admin.Client
 // and ServiceBusAdministrationClient speak, over plain HTTP as the
 // official emulator serves it, and GET /health.
+//
+// On the default world's server (Config.Resolve set), a request signed
+// with the key of another world is served by that world's API, on this
+// listener.
 type Admin struct {
 	*httpserver.Server
-	handler http.Handler
+	s       *Server
+	log     *slog.Logger
+	own     http.Handler // s's
+	handler http.Handler // the one served: own, or another world's
+
+	mu lockorder.Mutex
+	// worlds are the APIs of the other worlds, by their servers, made
+	// at their first request (world.go).
+	worlds map[*Server]http.Handler
 }
 
 // NewAdmin returns the administration API of s on addr; Open binds it.
@@ -26,9 +39,17 @@ func NewAdmin(s *Server, addr string, log *slog.Logger) *Admin {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	a := &Admin{s: s, log: log, own: adminHandler(s, log), worlds: map[*Server]http.Handler{}}
+	a.handler = http.HandlerFunc(a.serve)
+	a.Server = httpserver.New("Service Bus administration API", addr, a.handler, log)
+	return a
+}
+
+// adminHandler is the ATOM API of s.
+func adminHandler(s *Server, log *slog.Logger) http.Handler {
 	h := atom.NewHandler(backend{s}, s.authorizeHTTP, log)
 	h.Now = s.cfg.Now
-	return &Admin{Server: httpserver.New("Service Bus administration API", addr, h, log), handler: h}
+	return h
 }
 
 // Handler returns the API as an http.Handler.

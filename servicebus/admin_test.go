@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus/admin"
+	"github.com/lapse-emulator/lapse/servicebus"
 )
 
 // httpOnly sends the admin client's https requests over plain HTTP, as the
@@ -32,14 +33,27 @@ func (t httpOnly) Do(req *http.Request) (*http.Response, error) {
 // signing with key.
 func (f *fixture) MustAdmin(key string) *admin.Client {
 	f.tb.Helper()
+	return f.MustAdminAs(servicebus.DefaultKey.Name, key)
+}
+
+// MustAdminAs is MustAdmin signing with the key named keyName.
+func (f *fixture) MustAdminAs(keyName, key string) *admin.Client {
+	f.tb.Helper()
+	return MustAdminAt(f.tb, f.admin.URL, keyName, key)
+}
+
+// MustAdminAt returns admin.Client on the administration API at url,
+// signing with the key named keyName.
+func MustAdminAt(tb testing.TB, url, keyName, key string) *admin.Client {
+	tb.Helper()
 	tr := &http.Transport{}
-	f.tb.Cleanup(tr.CloseIdleConnections)
-	cs := fmt.Sprintf("Endpoint=sb://%s;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=%s;UseDevelopmentEmulator=true;",
-		strings.TrimPrefix(f.admin.URL, "http://"), key)
+	tb.Cleanup(tr.CloseIdleConnections)
+	cs := fmt.Sprintf("Endpoint=sb://%s;SharedAccessKeyName=%s;SharedAccessKey=%s;UseDevelopmentEmulator=true;",
+		strings.TrimPrefix(url, "http://"), keyName, key)
 	c, err := admin.NewClientFromConnectionString(cs, &admin.ClientOptions{ClientOptions: azcore.ClientOptions{
 		Transport: httpOnly{base: tr}, Retry: policy.RetryOptions{MaxRetries: -1}}})
 	if err != nil {
-		f.tb.Fatal(err)
+		tb.Fatal(err)
 	}
 	return c
 }

@@ -29,11 +29,29 @@ func (c *conn) cbsRequest(l *link, id uint32, settled bool, body []byte) {
 	case token == "":
 		status, desc = 400, "The put-token request has no token."
 	default:
+		// A connection's first valid token binds it to the world of its
+		// key; until then, a token of another world's key is checked
+		// with that world's keys, and moves the connection there when
+		// valid (world.go). Once bound, only keys of its world sign.
+		s, skn := c.srv(), tokenField(token, "skn")
+		var to *Server
+		if !c.bound {
+			to = s.world(skn)
+		}
+		if to != nil {
+			s = to
+		}
 		// Tokens expire on the wall clock that signed them, not on the
 		// emulated clock a test may have moved by days.
-		if err := sas.Verify(token, c.s.cfg.Keys, audience, time.Now()); err != nil {
+		err := sas.Verify(token, s.cfg.Keys, audience, time.Now())
+		if err == nil && to != nil && !c.moveTo(to, skn) {
+			// that world was deleted meanwhile: its key is no more
+			err = sas.Verify(token, c.srv().cfg.Keys, audience, time.Now())
+		}
+		if err != nil {
 			status, desc = 401, "InvalidSignature: "+err.Error()
 		} else {
+			c.bound = true
 			c.addClaim(audience, tokenExpiry(token))
 		}
 	}
@@ -130,18 +148,24 @@ func stringProp(m amqp.Map, k string) (string, bool) {
 // tokenExpiry reads a SAS token's se= field; without one, a token counts
 // for 15 minutes, as the SDKs assume.
 func tokenExpiry(token string) time.Time {
-	t := strings.TrimPrefix(token, "SharedAccessSignature ")
-	for _, part := range strings.Split(t, "&") {
-		k, v, ok := strings.Cut(part, "=")
-		if !ok || k != "se" {
-			continue
-		}
-		if u, err := url.QueryUnescape(v); err == nil {
-			v = u
-		}
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			return time.Unix(n, 0)
-		}
+	v := tokenField(token, "se")
+	if u, err := url.QueryUnescape(v); err == nil {
+		v = u
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return time.Unix(n, 0)
 	}
 	return time.Now().Add(15 * time.Minute)
+}
+
+// tokenField reads field name (se, skn, ...) of a SAS token as it is
+// written, "" when the token has none.
+func tokenField(token, name string) string {
+	t := strings.TrimPrefix(token, "SharedAccessSignature ")
+	for part := range strings.SplitSeq(t, "&") {
+		if k, v, ok := strings.Cut(part, "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
 }

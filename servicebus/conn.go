@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/lapse-emulator/lapse/internal/lockorder"
 	"github.com/lapse-emulator/lapse/servicebus/amqp"
+	"github.com/lapse-emulator/lapse/servicebus/sas"
 )
 
 // Connection limits lapse advertises.
@@ -37,7 +39,10 @@ const (
 // commits, an acker answers them (ack.go). Each goroutine costs its stack:
 // an idle connection runs two (issue 25.8).
 type conn struct {
-	s   *Server
+	// sp is the server the connection is served by: the one whose
+	// ServeConn took it, until a key name of another world moves it
+	// (moveTo, world.go).
+	sp  atomic.Pointer[Server]
 	nc  net.Conn
 	id  uint64
 	log *slog.Logger
@@ -62,6 +67,10 @@ type conn struct {
 	peerMaxFrame uint32
 	hostname     string
 	plainAuthed  bool // SASL PLAIN with a valid key
+	// bound is set, by the reader only, once the connection has proved a
+	// key of its server's (SASL PLAIN or a valid CBS token): from then on
+	// it stays in that server's world (world.go).
+	bound bool
 
 	smu      lockorder.Mutex
 	sessions map[uint16]*session
@@ -101,17 +110,21 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	id := s.nconn.Add(1)
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &conn{
-		s: s, nc: nc, id: id, ctx: ctx, cancel: cancel,
+		nc: nc, id: id, ctx: ctx, cancel: cancel,
 		log:          s.log().With("conn", id, "remote", nc.RemoteAddr().String()),
 		wsig:         make(chan struct{}, 1),
 		done:         make(chan struct{}),
 		peerMaxFrame: 512,
 		sessions:     map[uint16]*session{},
 	}
+	c.sp.Store(s)
 	c.br = connReader{rd: nc, pool: &s.readBufs}
 	c.ackRoom.L = &c.ackMu
 	return c
 }
+
+// srv is the server the connection is served by.
+func (c *conn) srv() *Server { return c.sp.Load() }
 
 // serve runs the connection until it closes.
 func (c *conn) serve(header [8]byte) {
@@ -175,10 +188,14 @@ func (c *conn) sasl() error {
 		parts := bytes.SplitN(init.InitialResponse, []byte{0}, 3)
 		code = 1
 		if len(parts) == 3 {
-			for _, k := range c.s.cfg.Keys {
-				if string(parts[1]) == k.Name && string(parts[2]) == k.Value {
-					code, c.plainAuthed = 0, true
-				}
+			name, value := string(parts[1]), string(parts[2])
+			s := c.srv()
+			to := s.world(name)
+			if to != nil {
+				s = to // the key is checked with the keys of its world
+			}
+			if slices.Contains(s.cfg.Keys, sas.Key{Name: name, Value: value}) && (to == nil || c.moveTo(to, name)) {
+				code, c.plainAuthed, c.bound = 0, true, true
 			}
 		}
 	default:
@@ -219,11 +236,11 @@ func (c *conn) open() error {
 	}
 	props := amqp.Map{
 		{Key: amqp.Symbol("product"), Value: "lapse"},
-		{Key: amqp.Symbol("version"), Value: c.s.cfg.Version},
+		{Key: amqp.Symbol("version"), Value: c.srv().cfg.Version},
 	}
 	chMax := uint16(ourChannelMax)
 	c.writeFrame(amqp.FrameAMQP, 0, &amqp.Open{
-		ContainerID:  c.s.cfg.Namespace,
+		ContainerID:  c.srv().cfg.Namespace,
 		Hostname:     o.Hostname,
 		MaxFrameSize: ourMaxFrameSize,
 		ChannelMax:   &chMax,

@@ -39,3 +39,10 @@ func (s *Server) ScheduledOnTopics() int {
 	defer s.schedMu.Unlock()
 	return len(s.scheduled)
 }
+
+// Worlds is how many other worlds' APIs the administration API keeps.
+func (a *Admin) Worlds() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.worlds)
+}

@@ -150,7 +150,7 @@ func (ss *session) attach(a *amqp.Attach) {
 		reply.Properties = amqp.Map{{Key: amqp.Symbol(propTransferDestination), Value: l.dest}}
 	}
 	if a.Role == amqp.RoleSender {
-		reply.MaxMessageSize = uint64(c.s.cfg.MaxMessageSize)
+		reply.MaxMessageSize = uint64(c.srv().cfg.MaxMessageSize)
 		if l.kind != linkIn {
 			reply.MaxMessageSize = uint64(ourMaxFrameSize) * 16
 		}
@@ -256,22 +256,22 @@ func (l *link) setUpReceiving(a *amqp.Attach) *amqp.Error {
 	}
 	if ad.mgmt {
 		l.kind = linkMgmtIn
-		if ad.sub == "" && ad.queue == subMain && l.ss.c.s.topic(ad.entity) != nil {
+		if ad.sub == "" && ad.queue == subMain && l.ss.c.srv().topic(ad.entity) != nil {
 			return nil // a topic's $management (schedule-message)
 		}
-		if l.node = l.ss.c.s.resolve(ad); l.node == nil {
+		if l.node = l.ss.c.srv().resolve(ad); l.node == nil {
 			return errEntityGone(l.path)
 		}
 		return nil
 	}
 	l.kind = linkIn
 	if ad.sub != "" || ad.queue != subMain {
-		if l.ss.c.s.resolve(ad) == nil {
+		if l.ss.c.srv().resolve(ad) == nil {
 			return errEntityGone(l.path)
 		}
 		return &amqp.Error{Condition: condNotAllowed, Description: fmt.Sprintf("Cannot send to '%s': messages can be sent to queues and topics only.", l.path)}
 	}
-	if l.ss.c.s.queue(ad.entity) == nil && l.ss.c.s.topic(ad.entity) == nil {
+	if l.ss.c.srv().queue(ad.entity) == nil && l.ss.c.srv().topic(ad.entity) == nil {
 		return errEntityGone(l.path)
 	}
 	return l.setUpVia(a)
@@ -295,7 +295,7 @@ func (l *link) setUpVia(a *amqp.Attach) *amqp.Error {
 	if !l.ss.c.authorized(ad.path()) {
 		return errUnauthorized("Send", l.ss.c, v)
 	}
-	if l.ss.c.s.queue(ad.entity) == nil && l.ss.c.s.topic(ad.entity) == nil {
+	if l.ss.c.srv().queue(ad.entity) == nil && l.ss.c.srv().topic(ad.entity) == nil {
 		return errEntityGone(ad.path())
 	}
 	l.dest = ad.path()
@@ -328,8 +328,8 @@ func (l *link) setUpSending(a *amqp.Attach) *amqp.Error {
 		return nil
 	}
 	l.kind = linkOut
-	if l.node = l.ss.c.s.resolve(ad); l.node == nil {
-		if ad.sub == "" && ad.queue == subMain && l.ss.c.s.topic(ad.entity) != nil {
+	if l.node = l.ss.c.srv().resolve(ad); l.node == nil {
+		if ad.sub == "" && ad.queue == subMain && l.ss.c.srv().topic(ad.entity) != nil {
 			return &amqp.Error{Condition: condNotAllowed, Description: fmt.Sprintf("Cannot receive from the topic '%s': receive from one of its subscriptions.", ad.entity)}
 		}
 		return errEntityGone(l.path)
@@ -337,19 +337,19 @@ func (l *link) setUpSending(a *amqp.Attach) *amqp.Error {
 	h, ok, ferr := readSessionFilter(a)
 	if ok {
 		if !l.node.requiresSession() {
-			return l.ss.c.s.errSessionReceiverOnPlainEntity(l.node)
+			return l.ss.c.srv().errSessionReceiverOnPlainEntity(l.node)
 		}
 		if ferr != nil {
 			return ferr
 		}
 		// one holder id per link, never reused: a link of the same name
 		// that replaces this one holds the session under another
-		h.holder = fmt.Sprintf("receiver %d (connection %d, link %s)", l.ss.c.s.nholder.Add(1), l.ss.c.id, l.name)
+		h.holder = fmt.Sprintf("receiver %d (connection %d, link %s)", l.ss.c.srv().nholder.Add(1), l.ss.c.id, l.name)
 		l.sess = h
 		return nil
 	}
 	if l.node.requiresSession() {
-		return l.ss.c.s.errNonSessionReceiver(l.node)
+		return l.ss.c.srv().errNonSessionReceiver(l.node)
 	}
 	return nil
 }
@@ -450,7 +450,7 @@ func (l *link) transfer(t *amqp.Transfer, payload []byte) {
 		l.partial = l.partial[:0]
 		return
 	}
-	limit := int(l.ss.c.s.cfg.MaxMessageSize)
+	limit := int(l.ss.c.srv().cfg.MaxMessageSize)
 	if l.kind != linkIn {
 		limit = ourMaxFrameSize * 16
 	}
@@ -484,7 +484,7 @@ func (l *link) transfer(t *amqp.Transfer, payload []byte) {
 	}
 	switch l.kind {
 	case linkIn:
-		l.ss.c.s.receiveSend(l, id, settled, format, body, state)
+		l.ss.c.srv().receiveSend(l, id, settled, format, body, state)
 	case linkCBSIn:
 		l.ss.c.cbsRequest(l, id, settled, body)
 	case linkMgmtIn:
@@ -576,7 +576,7 @@ func (l *link) run(a, reply *amqp.Attach) {
 
 // pump delivers messages until the credit or the messages run out.
 func (l *link) pump() error {
-	s := l.ss.c.s
+	s := l.ss.c.srv()
 	n := l.node
 	// A receive on a subscription is a use of its topic (SB-10): one touch
 	// per run of deliveries, not one per message, made before the first
@@ -690,7 +690,7 @@ func maxDeliveryReason(max int32) core.DeadLetterReason {
 // settle applies the client's outcome for a locked delivery and returns
 // the state to echo when the client waits for it (servicebus.md §2.5).
 func (l *link) settle(od *outDelivery, state amqp.DeliveryState) amqp.DeliveryState {
-	s := l.ss.c.s
+	s := l.ss.c.srv()
 	_, holder, _ := l.heldSession()
 	switch st := state.(type) {
 	case *amqp.TransactionalState:

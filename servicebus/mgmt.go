@@ -56,7 +56,7 @@ func (c *conn) mgmtRequest(l *link, id uint32, settled bool, body []byte, state 
 		if ts, ok := state.(*amqp.TransactionalState); ok && op == opDisposition {
 			res = c.mgmtDispositionInTxn(l, ts.TxnID, req, c.requestSession(l, m, req))
 		} else {
-			res = c.s.mgmt(l, op, req, c.requestSession(l, m, req))
+			res = c.srv().mgmt(l, op, req, c.requestSession(l, m, req))
 		}
 		props := amqp.Map{
 			{Key: "statusCode", Value: res.status},

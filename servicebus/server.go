@@ -45,6 +45,15 @@ type Config struct {
 	MaxMessageSize int64
 	// Version is lapse's version, shown in the open frame's properties.
 	Version string
+	// Resolve, set on the default world's server only, returns the
+	// server of the world (a sandbox, docs/architecture.md "Sandboxes")
+	// whose key is named keyName, or nil when there is none. A
+	// connection, or an administration request, that names a key of
+	// another world is served by that world's server: a connection from
+	// its SASL PLAIN user name or the key name (skn) of its first valid
+	// CBS token on, for the rest of its life. Resolve is called without
+	// any lock of the server held.
+	Resolve func(keyName string) *Server
 }
 
 // Server is the Service Bus front-end: queues, topics, subscriptions and
@@ -271,20 +280,44 @@ func (s *Server) recovered(ents []core.Entity) {
 // ServeConn serves one AMQP 1.0 connection whose 8-byte protocol header
 // (AMQP 0 1 0 0 or SASL's AMQP 3 1 0 0) has been read already; it returns
 // when the connection is closed.
+//
+// On the default world's server (Config.Resolve set), a connection whose
+// key names another world continues in that world's server, which then
+// holds it: its Close ends the connection and waits for it.
 func (s *Server) ServeConn(nc net.Conn, header [8]byte) {
 	c := s.newConn(nc)
-	s.connsMu.Lock()
-	if s.closed {
-		s.connsMu.Unlock()
+	if !s.admit(c) {
 		nc.Close()
 		return
 	}
+	defer func() {
+		// the server that holds the connection when it ends, which
+		// moveTo may have changed
+		s := c.srv()
+		s.conns.Delete(c)
+		s.wg.Done()
+	}()
+	c.serve(header)
+}
+
+// admit registers c as one of the server's connections, unless the server
+// is closed.
+func (s *Server) admit(c *conn) bool {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	if s.closed {
+		return false
+	}
 	s.wg.Add(1)
 	s.conns.Store(c, struct{}{})
-	s.connsMu.Unlock()
-	defer s.wg.Done()
-	defer s.conns.Delete(c)
-	c.serve(header)
+	return true
+}
+
+// isClosed reports whether Close has been called.
+func (s *Server) isClosed() bool {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	return s.closed
 }
 
 // CloseConnections closes every client connection with

@@ -168,7 +168,7 @@ func (l *link) sessionReply(reply *amqp.Attach, a *amqp.Attach, lockedUntil time
 // acceptSession tries to accept the link's session: the named one, or the
 // next available. It returns the lock's expiry.
 func (l *link) acceptSession() (time.Time, error) {
-	s := l.ss.c.s
+	s := l.ss.c.srv()
 	n := l.node
 	now := s.now()
 	info, err := s.e.AcceptSession(now, n.key, l.sess.id, l.sess.holder, now.Add(n.lockDuration()))
@@ -245,7 +245,7 @@ func (l *link) awaitSession(a *amqp.Attach, reply *amqp.Attach) bool {
 		case <-timer.C:
 			l.ss.removeLink(l)
 			l.refusePending(reply, &amqp.Error{Condition: condTimeout,
-				Description: l.ss.c.s.tracked(fmt.Sprintf("The operation did not complete within the allotted timeout of %s. The time allotted to this operation may have been a portion of a longer timeout.", formatTimeSpan(l.sess.timeout)), l.node)})
+				Description: l.ss.c.srv().tracked(fmt.Sprintf("The operation did not complete within the allotted timeout of %s. The time allotted to this operation may have been a portion of a longer timeout.", formatTimeSpan(l.sess.timeout)), l.node)})
 			return false
 		case <-l.done:
 			l.mu.Lock()
@@ -341,7 +341,7 @@ func (l *link) releaseSession() {
 	id, holder := h.id, h.holder
 	l.mu.Unlock()
 	l.ss.c.unholdLink(l)
-	s := l.ss.c.s
+	s := l.ss.c.srv()
 	if err := s.e.ReleaseSession(s.now(), l.node.key, id, holder); err != nil && core.ErrorCode(err) != core.ENOTFOUND {
 		s.log().Warn("releasing a session", "entity", l.path, "session", id, "err", err)
 	}

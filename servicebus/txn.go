@@ -101,7 +101,7 @@ func (c *conn) coordinate(l *link, id uint32, settled bool, body []byte) {
 			c.answerTxn(l, id, settled, &amqp.Rejected{Error: &amqp.Error{Condition: condNotImplemented, Description: "Distributed transactions are not supported."}})
 			return
 		}
-		t := &txn{id: fmt.Sprintf("txn:%d:%d", c.id, c.s.ntxn.Add(1)), coord: l}
+		t := &txn{id: fmt.Sprintf("txn:%d:%d", c.id, c.srv().ntxn.Add(1)), coord: l}
 		c.txmu.Lock()
 		if c.txns == nil {
 			c.txns = map[string]*txn{}
@@ -133,7 +133,7 @@ func (c *conn) coordinate(l *link, id uint32, settled bool, body []byte) {
 		go func() {
 			defer c.wg.Done()
 			var state amqp.DeliveryState = &amqp.Accepted{}
-			if err := c.s.commitTxn(c.ctx, t); err != nil {
+			if err := c.srv().commitTxn(c.ctx, t); err != nil {
 				c.log.Debug("transaction commit failed", "txn", t.id, "err", err)
 				e := amqpError(err)
 				if e.Condition == condInternal {
@@ -188,7 +188,7 @@ func (c *conn) dropTxns(l *link) {
 // (the first operation's, which a send-via link also sends through). A
 // transaction past its timeout is rolled back.
 func (c *conn) enlist(ss *session, id []byte, path string, add func(*txn)) *amqp.Error {
-	now := c.s.now()
+	now := c.srv().now()
 	c.txmu.Lock()
 	defer c.txmu.Unlock()
 	t := c.txns[string(id)]
@@ -283,7 +283,7 @@ func (l *link) settleInTxn(od *outDelivery, ts *amqp.TransactionalState) amqp.De
 	default:
 		return txnState(ts.TxnID, &amqp.Error{Condition: condInvalidField, Description: "A transactional disposition needs an outcome."})
 	}
-	return txnState(ts.TxnID, l.ss.c.s.settleTokenInTxn(l.ss, ts.TxnID, od.token, holder, op, props, reason, desc))
+	return txnState(ts.TxnID, l.ss.c.srv().settleTokenInTxn(l.ss, ts.TxnID, od.token, holder, op, props, reason, desc))
 }
 
 // settleTokenInTxn checks that the lock token's message is still locked
@@ -387,7 +387,7 @@ func (s *Server) settlement(now time.Time, x txnSettle) (core.Settlement, error)
 // mgmtDispositionInTxn serves an update-disposition that is part of
 // transaction id: each lock token's settlement is kept for the commit.
 func (c *conn) mgmtDispositionInTxn(l *link, id []byte, req amqp.Map, rs reqSession) mgmtResult {
-	if c.s.mgmtNode(l) == nil {
+	if c.srv().mgmtNode(l) == nil {
 		return failed(notFound(l.path))
 	}
 	status, _ := stringProp(req, "disposition-status")
@@ -395,7 +395,7 @@ func (c *conn) mgmtDispositionInTxn(l *link, id []byte, req amqp.Map, rs reqSess
 	desc, _ := stringProp(req, "deadletter-description")
 	props, _ := get[amqp.Map](req, "properties-to-modify")
 	for _, tok := range uuids(req, "lock-tokens") {
-		if e := c.s.settleTokenInTxn(l.ss, id, tok, rs.holder, status, props, reason, desc); e != nil {
+		if e := c.srv().settleTokenInTxn(l.ss, id, tok, rs.holder, status, props, reason, desc); e != nil {
 			return txnFailed(e)
 		}
 	}
