@@ -88,6 +88,15 @@ func newSandboxes(m *Main) *sandboxes {
 	return s
 }
 
+// serviceBus returns the Service Bus server of the sandbox whose key name
+// is name, nil for none (servicebus.Config.Resolve).
+func (s *sandboxes) serviceBus(name string) *servicebus.Server {
+	if sb := s.lookup(name); sb != nil {
+		return sb.sb
+	}
+	return nil
+}
+
 // cosmosWorlds are the sandboxes' Cosmos DB servers (cosmos.Config.Worlds).
 func (s *sandboxes) cosmosWorlds() []*cosmos.Server { return *s.cosmos.Load() }
 
@@ -282,6 +291,7 @@ func (s *sandboxes) Delete(ctx context.Context, id string) error {
 		return core.Errorf(core.ENOTFOUND, "sandbox %q not found: it was deleted, or went unused past its idle TTL", id)
 	}
 	sb.close(ctx)
+	s.forget(sb)
 	s.log.Info("sandbox deleted", "sandbox", id)
 	return nil
 }
@@ -305,6 +315,13 @@ func (sb *sandbox) close(ctx context.Context) {
 	_ = sb.sb.Close(ctx)
 	sb.runner.stop()
 	_ = sb.engine.WaitHooks(ctx)
+}
+
+// forget drops what the default world's APIs keep of a closed sandbox.
+func (s *sandboxes) forget(sb *sandbox) {
+	if s.m.sbAdmin != nil {
+		s.m.sbAdmin.Forget(sb.sb)
+	}
 }
 
 // reap deletes the sandboxes unused past their idle TTL on the wall clock,
@@ -345,6 +362,7 @@ func (s *sandboxes) reapIdle() {
 			continue
 		}
 		sb.close(context.Background())
+		s.forget(sb)
 		s.m.Engine.Record(core.Event{Time: s.m.Clock.Now(), Due: last.Add(sb.idleTTL), Protocol: "lapse", Entity: sb.id,
 			Rule: "EM-5", Action: core.ActionDeletedIdle,
 			Reason: fmt.Sprintf("sandbox unused for %s since %s (its idle TTL, on the wall clock): deleted with everything in it",
@@ -368,6 +386,7 @@ func (s *sandboxes) Close(ctx context.Context) {
 	s.mu.Unlock()
 	for _, sb := range all {
 		sb.close(ctx)
+		s.forget(sb)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
+	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus/admin"
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/cosmos"
 	"github.com/lapse-emulator/lapse/dashboard"
@@ -196,4 +199,107 @@ func TestSandbox_IdleDeleted_EM5(t *testing.T) {
 	if !strings.Contains(string(raw), `"connectionString":"Endpoint=sb://`) {
 		t.Fatalf("a sandbox's settings: %s", raw)
 	}
+}
+
+// issue 29.2 (Service Bus), rule: SB-5. A sandbox made with the same
+// Config.json as the default world is reached on the same AMQP port by its
+// connection string (its own key name), and its administration client on
+// the same administration port; a message sent in each world with the
+// queue's default TTL of an hour is dead-lettered in the sandbox when its
+// clock moves past the hour, and not in the default world.
+func TestSandbox_ServiceBusKeyNameRoutesConnections(t *testing.T) {
+	m := MustStart(t, "--clock", "frozen", "--servicebus-config", "../examples/config/Config.json")
+	cfg, err := os.ReadFile("../examples/config/Config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]any{"servicebusConfig": json.RawMessage(cfg)})
+	sb := mustSandbox(t, m, string(body))
+	box, err := azservicebus.NewClientFromConnectionString(sb.ServiceBus.ConnectionString, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { box.Close(context.Background()) })
+	def := MustSBClient(t, m)
+	MustSBSend(t, def, "orders", &azservicebus.Message{Body: []byte("default")})
+	MustSBSend(t, box, "orders", &azservicebus.Message{Body: []byte("sandbox")})
+
+	// The sandbox's administration client, on the shared administration
+	// port, sees its own queue and creates one the default world lacks.
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	adm, err := admin.NewClientFromConnectionString(sb.ServiceBus.ConnectionString, &admin.ClientOptions{ClientOptions: azcore.ClientOptions{
+		Transport: sandboxAdminTransport{base: tr, addr: dialable(m.sbAdmin.Addr().String())}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateQueue(sbContext(t), "only-in-sandbox", nil); err != nil {
+		t.Fatal(err)
+	}
+	if q, err := MustSBAdmin(t, m).GetQueue(sbContext(t), "only-in-sandbox", nil); err != nil || q != nil {
+		t.Fatalf("the default world has the sandbox's queue: %+v %v", q, err)
+	}
+
+	if st := MustAPI(t, m).post("/api/sandboxes/"+sb.ID+"/api/clock/advance", `{"by":"61m"}`, nil); st != http.StatusOK {
+		t.Fatalf("advance: %d", st)
+	}
+	peek := func(c *azservicebus.Client, sub azservicebus.SubQueue) []string {
+		r, err := c.NewReceiverForQueue("orders", &azservicebus.ReceiverOptions{SubQueue: sub})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close(context.Background())
+		msgs, err := r.PeekMessages(sbContext(t), 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, msg := range msgs {
+			out = append(out, string(msg.Body))
+		}
+		return out
+	}
+	if got := peek(box, azservicebus.SubQueueDeadLetter); len(got) != 1 || got[0] != "sandbox" {
+		t.Fatalf("the sandbox's dead-letter queue: %q", got)
+	}
+	if got := peek(def, azservicebus.SubQueueDeadLetter); len(got) != 0 {
+		t.Fatalf("the default world's dead-letter queue: %q", got)
+	}
+	if got := peek(def, 0); len(got) != 1 || got[0] != "default" {
+		t.Fatalf("the default world's queue: %q", got)
+	}
+
+	// Deleted, the sandbox ends its connections and refuses its key.
+	if st := MustAPI(t, m).do("DELETE", "/api/sandboxes/"+sb.ID, "", nil); st != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", st)
+	}
+	again, err := azservicebus.NewClientFromConnectionString(sb.ServiceBus.ConnectionString,
+		&azservicebus.ClientOptions{RetryOptions: azservicebus.RetryOptions{MaxRetries: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close(context.Background())
+	s, err := again.NewSender("orders", nil)
+	if err == nil {
+		err = s.SendMessage(sbContext(t), &azservicebus.Message{Body: []byte("x")}, nil)
+	}
+	if err == nil || !strings.Contains(err.Error(), "401") && !strings.Contains(strings.ToLower(err.Error()), "unauthorized") && !strings.Contains(err.Error(), "InvalidSignature") {
+		t.Fatalf("a deleted sandbox's connection string: %v", err)
+	}
+}
+
+// sandboxAdminTransport sends the admin client's requests, which it builds
+// as https://host/ from the connection string's AMQP endpoint, to the
+// administration port over plain HTTP.
+type sandboxAdminTransport struct {
+	base *http.Transport
+	addr string
+}
+
+func (t sandboxAdminTransport) Do(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	u := *r.URL
+	u.Scheme, u.Host = "http", t.addr
+	r.URL = &u
+	return t.base.RoundTrip(r)
 }

@@ -111,9 +111,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.Rabbit = rabbitmq.New(rabbitmq.Config{Engine: m.Engine, Now: m.Clock.Now,
 		Logger: log.With("listener", "amqp"), Version: m.Version})
 	m.Engine.Register(core.RabbitMQ, m.Rabbit.Hooks())
+	m.sandboxes = newSandboxes(m)
+	registerSandboxMetrics(reg, m.sandboxes)
 	m.SB = servicebus.New(servicebus.Config{Engine: m.Engine, Now: m.Clock.Now,
 		Logger: log.With("listener", "amqp", "protocol", "servicebus"), Version: m.Version,
-		MaxMessageSize: m.Config.ServiceBusMaxMessageSize})
+		MaxMessageSize: m.Config.ServiceBusMaxMessageSize, Resolve: m.sandboxes.serviceBus})
 	m.Engine.Register(core.ServiceBus, m.SB.Hooks())
 	if err := m.Engine.Recover(ctx, m.Clock.Now()); err != nil {
 		return fmt.Errorf("data folder %q: %w", m.Config.Data, err)
@@ -152,8 +154,6 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	log.Info("listening", "listener", "rabbitmqManagement", "addr", m.management.Addr().String())
-	m.sandboxes = newSandboxes(m)
-	registerSandboxMetrics(reg, m.sandboxes)
 	if err := m.openCosmos(ctx); err != nil {
 		return err
 	}
