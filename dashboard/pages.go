@@ -108,8 +108,12 @@ func (s *Server) pageRoutes(r *gin.Engine) {
 	r.GET("/api/timeline", s.getTimeline)
 }
 
-// pageData is what layout.html gets.
+// pageData is what layout.html gets. Base is the path the pages are
+// served under ("" for the default world's, /sandboxes/{id} for a
+// sandbox's): layout.html makes it the document's base, and every link of
+// the pages is relative to it.
 type pageData struct {
+	Base  string
 	Page  string
 	Title string
 	Clock ClockState
@@ -149,7 +153,7 @@ func (s *Server) page(name, title string) gin.HandlerFunc {
 			title = t.pageTitle()
 		}
 		s.render(c, s.ui().sets[name], "layout.html", pageData{
-			Page: name, Title: title, Clock: s.clockState(s.cfg.Clock.Now()), Query: c.Request.URL.Query(), Data: d,
+			Base: s.cfg.BasePath, Page: name, Title: title, Clock: s.clockState(s.cfg.Clock.Now()), Query: c.Request.URL.Query(), Data: d,
 		})
 	}
 }
@@ -181,7 +185,7 @@ func (s *Server) fragment(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	s.render(c, s.ui().sets[pg], name+"-fragment", pageData{Page: pg, Clock: s.clockState(s.cfg.Clock.Now()), Query: c.Request.URL.Query(), Data: d})
+	s.render(c, s.ui().sets[pg], name+"-fragment", pageData{Base: s.cfg.BasePath, Page: pg, Clock: s.clockState(s.cfg.Clock.Now()), Query: c.Request.URL.Query(), Data: d})
 }
 
 func (s *Server) render(c *gin.Context, t *template.Template, name string, d pageData) {
@@ -203,8 +207,8 @@ func (s *Server) writePageError(c *gin.Context, err error) {
 	}
 	msg := core.ErrorMessage(err)
 	c.Data(status, "text/html; charset=utf-8", []byte(`<!doctype html><meta charset="utf-8"><title>lapse</title>`+
-		`<link rel="stylesheet" href="/static/app.css"><main class="page"><h1>`+http.StatusText(status)+`</h1><p class="error">`+
-		template.HTMLEscapeString(msg)+`</p><p><a href="/">Back to the overview</a></p></main>`))
+		`<link rel="stylesheet" href="`+s.cfg.BasePath+`/static/app.css"><main class="page"><h1>`+http.StatusText(status)+`</h1><p class="error">`+
+		template.HTMLEscapeString(msg)+`</p><p><a href="`+s.cfg.BasePath+`/">Back to the overview</a></p></main>`))
 }
 
 // timeOf reads a time.Time or *time.Time of a template; ok is false for
@@ -240,7 +244,7 @@ func isoTime(v any) string {
 
 // entityURL is the entity page's address.
 func entityURL(protocol, name string) string {
-	return "/entity?protocol=" + url.QueryEscape(protocol) + "&name=" + url.QueryEscape(name)
+	return "entity?protocol=" + url.QueryEscape(protocol) + "&name=" + url.QueryEscape(name)
 }
 
 // apiEntity is the control API's address of an entity,
@@ -250,7 +254,7 @@ func apiEntity(protocol, name string) string {
 	for i, p := range parts {
 		parts[i] = url.PathEscape(p)
 	}
-	return "/api/entities/" + url.PathEscape(protocol) + "/" + strings.Join(parts, "/")
+	return "api/entities/" + url.PathEscape(protocol) + "/" + strings.Join(parts, "/")
 }
 
 // protocolTitle is a protocol's name for people; a protocol the dashboard

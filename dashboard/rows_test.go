@@ -90,7 +90,7 @@ func TestDeadLetteredMeansTheSameInEveryRow(t *testing.T) {
 			t.Errorf("%s %s: %s cell %q, want %q", c.protocol, c.name, c.class, got, c.want)
 		}
 	}
-	f.mustPage(t, "/entity?protocol=servicebus&name=q", `<span class="n">1</span> <a href="/entity?protocol=servicebus&amp;name=q%2F%24DeadLetterQueue">in dead-letter queue now</a>`,
+	f.mustPage(t, "/entity?protocol=servicebus&name=q", `<span class="n">1</span> <a href="entity?protocol=servicebus&amp;name=q%2F%24DeadLetterQueue">in dead-letter queue now</a>`,
 		`<span class="n">2</span> dead-lettered since start`, "2 received · 0 delivered · 0 expired · 2 dead-lettered")
 	body := f.mustPage(t, "/entity?protocol=rabbitmq&name=/jobs", `<span class="n">1</span> dead-lettered since start`)
 	if strings.Contains(body, "in dead-letter queue now") {
@@ -202,7 +202,7 @@ func TestOverviewFoldsBrokerBuiltinsAndClockBoxFitsItsPlaceholder(t *testing.T) 
 		f.MustCreate(t, core.Entity{EntityKey: core.EntityKey{Protocol: core.RabbitMQ, Name: n}, Kind: kind})
 	}
 	for _, path := range []string{"/", "/fragments/overview"} {
-		page := f.mustPage(t, path, "3 built-in entities folded away", `<a href="/?builtin=1" id="show-builtin">Show them</a>`, "7 entities")
+		page := f.mustPage(t, path, "3 built-in entities folded away", `<a href="?builtin=1" id="show-builtin">Show them</a>`, "7 entities")
 		for _, n := range builtins {
 			if row(page, core.RabbitMQ, n) != "" {
 				t.Errorf("GET %s shows %s", path, n)
@@ -214,7 +214,7 @@ func TestOverviewFoldsBrokerBuiltinsAndClockBoxFitsItsPlaceholder(t *testing.T) 
 			}
 		}
 	}
-	page := f.mustPage(t, "/?builtin=1", `data-fragment="/fragments/overview?builtin=1"`, `<a href="/" id="hide-builtin">Hide them</a>`)
+	page := f.mustPage(t, "/?builtin=1", `data-fragment="fragments/overview?builtin=1"`, `<a href="./" id="hide-builtin">Hide them</a>`)
 	for _, n := range append(append([]string{}, builtins...), mine...) {
 		if r := row(page, core.RabbitMQ, n); r == "" {
 			t.Errorf("?builtin=1 hides %s", n)
@@ -223,7 +223,7 @@ func TestOverviewFoldsBrokerBuiltinsAndClockBoxFitsItsPlaceholder(t *testing.T) 
 	if !strings.Contains(page, `<tr class="depth-0 builtin" data-entity="rabbitmq:vhost:/">`) {
 		t.Errorf("the default vhost's row is not marked built-in")
 	}
-	f.mustPage(t, "/fragments/overview?builtin=1&protocol=rabbitmq", `<a href="/?protocol=rabbitmq" id="hide-builtin">`)
+	f.mustPage(t, "/fragments/overview?builtin=1&protocol=rabbitmq", `<a href="?protocol=rabbitmq" id="hide-builtin">`)
 
 	m := regexp.MustCompile(`<input id="advance-by"[^>]*placeholder="([^"]*)"[^>]*size="(\d+)"`).FindStringSubmatch(page)
 	if m == nil {

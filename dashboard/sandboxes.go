@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -103,6 +104,21 @@ func (s *Server) sandboxRoutes(api *gin.RouterGroup) {
 	api.GET("/sandboxes/:id", s.getSandbox)
 	api.DELETE("/sandboxes/:id", s.deleteSandbox)
 	api.Any("/sandboxes/:id/*rest", s.inSandbox)
+}
+
+// sandboxPageRoutes serves each sandbox's pages, and its control API, under
+// /sandboxes/{id}/, where the world picker leads.
+func (s *Server) sandboxPageRoutes(r *gin.Engine) {
+	r.GET("/sandboxes/:id", func(c *gin.Context) {
+		c.Redirect(http.StatusFound, "/sandboxes/"+url.PathEscape(c.Param("id"))+"/")
+	})
+	r.Any("/sandboxes/:id/*rest", func(c *gin.Context) {
+		if _, h, ok := s.sandbox(c); ok {
+			r := c.Request.Clone(c.Request.Context())
+			r.URL.Path, r.URL.RawPath = c.Param("rest"), ""
+			h.ServeHTTP(c.Writer, r)
+		}
+	})
 }
 
 // maxSandboxRequest bounds the body of POST /api/sandboxes: its three

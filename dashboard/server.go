@@ -43,6 +43,10 @@ type Config struct {
 	// entities, for the data explorer (Cosmos DB SQL over a container),
 	// keyed by protocol.
 	Queries map[string]QueryFunc
+	// BasePath is the path the pages are served under: "" for the default
+	// world's, /sandboxes/{id} for a sandbox's, whose control API the
+	// default world's serves there too.
+	BasePath string
 	// Sandboxes, if set, are served at /api/sandboxes (sandboxes.go); only
 	// the default world's control API has them.
 	Sandboxes Sandboxes
@@ -141,6 +145,7 @@ func (s *Server) routes() http.Handler {
 	pprofRoutes(r)
 	s.itemRoutes(api)
 	s.pageRoutes(r)
+	s.sandboxPageRoutes(r)
 	return r
 }
 

@@ -75,9 +75,9 @@ func (s *Server) overviewData(c *gin.Context) (any, error) {
 	} else {
 		q.Set("builtin", "1")
 	}
-	o.FoldURL = "/"
+	o.FoldURL = "./" // relative to the pages' base (pageData)
 	if len(q) > 0 {
-		o.FoldURL += "?" + q.Encode()
+		o.FoldURL = "?" + q.Encode()
 	}
 	for _, p := range protos {
 		pe := protocolEntities{Protocol: p, Cols: columnsOf(p), Total: len(byProto[p])}

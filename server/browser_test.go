@@ -339,6 +339,24 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.waitJS("rule SB-8", textIn("#SB-8", "TTLExpiredException"))
 		b.shot("09-rules")
 	})
+	step("SandboxPicker", func(t *testing.T, b *browser) {
+		// issue 29.4: the picker lists the sandboxes; choosing one opens
+		// the same page of that world, with its own clock and entities,
+		// and its clock buttons move its clock only.
+		box := mustSandbox(t, m, `{"time":"2031-02-03T04:05:06Z","cosmosConfig":{"databases":[{"id":"boxdb","containers":[{"id":"only-here","partitionKey":"/pk"}]}]}}`)
+		before := m.Clock.Now()
+		b.open("/")
+		b.waitJS("the picker with the sandbox", `!document.getElementById("world-picker").hidden && [...document.querySelectorAll("#world option")].some(o => o.value === "/sandboxes/`+box.ID+`/")`)
+		b.run("choose the sandbox", chromedp.SetValue("#world", "/sandboxes/"+box.ID+"/", chromedp.ByQuery),
+			chromedp.Evaluate(`document.getElementById("world").dispatchEvent(new Event("change"))`, nil))
+		b.waitJS("the sandbox's overview", `location.pathname === "/sandboxes/`+box.ID+`/" && document.body.textContent.includes("only-here") && document.getElementById("clock-now").textContent.includes("2031")`)
+		b.shot("10-sandbox")
+		b.run("click +1h", chromedp.Click(`button[data-advance="1h"]`, chromedp.ByQuery))
+		b.waitJS("the sandbox's clock an hour on", textIn("#clock-now", "2031-02-03 05:05"))
+		if !m.Clock.Now().Equal(before) {
+			t.Fatalf("the sandbox's +1h moved the default world's clock from %v to %v", before, m.Clock.Now())
+		}
+	})
 }
 
 func to(s string) *string { return &s }

@@ -239,6 +239,7 @@ func (s *sandboxes) controlAPI(sb *sandbox) http.Handler {
 	sb.controlOnce.Do(func() {
 		m := s.m
 		sb.control = dashboard.NewServer(dashboard.Config{
+			BasePath:       "/sandboxes/" + sb.id,
 			Engine:         sb.engine,
 			Clock:          sb.clock,
 			Logger:         s.log.With("sandbox", sb.id, "listener", "control"),

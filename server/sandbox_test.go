@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -302,4 +303,40 @@ func (t sandboxAdminTransport) Do(req *http.Request) (*http.Response, error) {
 	u.Scheme, u.Host = "http", t.addr
 	r.URL = &u
 	return t.base.RoundTrip(r)
+}
+
+// issue 29.4. The dashboard shows each sandbox under /sandboxes/{id}/: its
+// entities and its clock, with every link of its pages relative to that
+// base; the default world's pages do not show them. /metrics counts the
+// sandboxes alive (lapse_sandboxes).
+func TestSandbox_DashboardAndMetrics(t *testing.T) {
+	m := MustStart(t, "--clock", "frozen")
+	sb := mustSandbox(t, m, `{"time":"2031-02-03T04:05:06Z","cosmosConfig":{"databases":[{"id":"boxdb","containers":[{"id":"only-here","partitionKey":"/pk"}]}]}}`)
+	get := func(path string) (int, string) {
+		resp, err := http.Get(controlURL(m) + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	st, page := get("/sandboxes/" + sb.ID + "/")
+	for _, want := range []string{`<base href="/sandboxes/` + sb.ID + `/">`, "boxdb/only-here", "2031-02-03T04:05:06", `<option value="/sandboxes/` + sb.ID + `/" selected>`} {
+		if st != http.StatusOK || !strings.Contains(page, want) {
+			t.Fatalf("GET /sandboxes/%s/: %d, no %q in\n%s", sb.ID, st, want, page)
+		}
+	}
+	if _, page := get("/"); strings.Contains(page, "only-here") || !strings.Contains(page, `<base href="/">`) {
+		t.Fatalf("the default world's overview shows the sandbox's container, or has no base")
+	}
+	if st, body := get("/sandboxes/" + sb.ID + "/api/entities"); st != http.StatusOK || !strings.Contains(body, "only-here") {
+		t.Fatalf("the sandbox's /api/entities under its page base: %d %s", st, body)
+	}
+	if _, metrics := get("/metrics"); !strings.Contains(metrics, "\nlapse_sandboxes 1\n") {
+		t.Fatalf("/metrics has no lapse_sandboxes 1")
+	}
+	if st, _ := get("/sandboxes/sbx-00000000/"); st != http.StatusNotFound {
+		t.Fatalf("a sandbox that is not there: %d", st)
+	}
 }

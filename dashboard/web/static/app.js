@@ -83,7 +83,7 @@ async function flush() {
     try {
       const res = await fetch(el.dataset.fragment, { headers: { "Accept": "text/html" } });
       if (res.status === 404 && document.body.dataset.page === "entity") {
-        el.innerHTML = '<p class="error">This entity no longer exists (deleted, or deleted when idle). <a href="/">Back to the overview</a></p>';
+        el.innerHTML = '<p class="error">This entity no longer exists (deleted, or deleted when idle). <a href="./">Back to the overview</a></p>';
         return;
       }
       if (!res.ok) return;
@@ -99,7 +99,7 @@ async function flush() {
 // The event stream; it reconnects by itself.
 function follow() {
   const live = document.getElementById("live");
-  const es = new EventSource("/api/stream");
+  const es = new EventSource("api/stream");
   es.addEventListener("open", () => { if (live) live.className = "live on"; });
   es.addEventListener("error", () => { if (live) live.className = "live off"; });
   es.addEventListener("clock", (e) => setClock(JSON.parse(e.data)));
@@ -132,7 +132,7 @@ async function post(url, body) {
 
 async function clockCall(path, body, label) {
   try {
-    const state = await post("/api/clock/" + path, body);
+    const state = await post("api/clock/" + path, body);
     setClock(state);
     let text = label;
     if (state.applied !== undefined) text += ": " + state.applied + (state.applied === 1 ? " event" : " events");
@@ -228,7 +228,34 @@ function setupExplorer() {
   text.addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); run(); } });
 }
 
+// setupWorlds fills the world picker with the sandboxes the default world
+// lists, each with its clock, and shows it when there are any; choosing one
+// opens the same page of that world.
+async function setupWorlds() {
+  const sel = document.getElementById("world");
+  if (!sel) return;
+  let list = [];
+  try {
+    const r = await fetch("/api/sandboxes");
+    if (r.ok) list = await r.json();
+  } catch (e) { return; }
+  const here = sel.dataset.base;
+  for (const sb of list) {
+    const value = "/sandboxes/" + sb.id + "/";
+    let opt = [...sel.options].find((o) => o.value === value);
+    if (!opt) { opt = document.createElement("option"); opt.value = value; sel.appendChild(opt); }
+    opt.textContent = sb.id + " · " + sb.clock.now.replace("T", " ").replace(/\.\d+Z$/, "Z") + " " + sb.clock.mode;
+    opt.selected = value === here;
+  }
+  if (list.length > 0 || here !== "/") document.getElementById("world-picker").hidden = false;
+  sel.addEventListener("change", () => {
+    const page = location.pathname.slice(here.length - 1).replace(/^\/+/, "");
+    location.href = sel.value + page + location.search;
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  setupWorlds();
   const c = document.getElementById("clock");
   if (c) setClock({ now: c.dataset.now, mode: c.dataset.mode });
   setupAdvanceForm();
