@@ -2,6 +2,7 @@ package rabbitmq_test
 
 import (
 	"context"
+	"net/http"
 	"net/url"
 	"testing"
 	"time"
@@ -169,6 +170,45 @@ func TestSandbox_LoginCheckedAgainstSandboxUsers(t *testing.T) {
 	if got := w.def.s.Connections() + w.sbx.s.Connections(); got != 0 {
 		t.Errorf("%d connections left, want 0", got)
 	}
+}
+
+func TestSandbox_ManagementRoutesByVhost(t *testing.T) {
+	guest := rabbitmq.User{Name: "guest", Password: "guest", Tags: []string{"administrator"},
+		Permissions: map[string]rabbitmq.Permission{sbxVhost: {Configure: ".*", Write: ".*", Read: ".*"}}}
+	keeper := rabbitmq.User{Name: "keeper", Password: "sandbox-only", Tags: []string{"administrator"}}
+	w := mustWorlds(t, guest, keeper)
+	_, defCh := w.ordersInBoth(t)
+	MustPublish(t, defCh, "", "orders", amqp.Publishing{Body: []byte("default 2")})
+	a := mustManagementWith(t, w.def, func(c *rabbitmq.ManagementConfig) { c.Resolve = w.resolve })
+
+	keys := []string{"name", "vhost", "messages"}
+	want := map[string]any{"name": "orders", "vhost": sbxVhost, "messages": n("1")}
+	if diff := cmp.Diff(want, obj(t, a.get("/api/queues/"+sbxVhost+"/orders"), keys...)); diff != "" {
+		t.Errorf("GET /api/queues/%s/orders (-want +got):\n%s", sbxVhost, diff)
+	}
+	want = map[string]any{"name": "orders", "vhost": "/", "messages": n("2")}
+	if diff := cmp.Diff(want, obj(t, a.get("/api/queues/%2F/orders"), keys...)); diff != "" {
+		t.Errorf("GET /api/queues/%%2F/orders (-want +got):\n%s", diff)
+	}
+	// A list without a vhost shows the default world only.
+	list, _ := a.get("/api/queues").([]any)
+	if len(list) != 1 || obj(t, list[0], "vhost")["vhost"] != "/" {
+		t.Errorf("GET /api/queues: %v, want the default world's orders only", list)
+	}
+	// The sandbox's paths check the sandbox's users, the default world's
+	// its own.
+	a.must(http.MethodGet, "/api/vhosts/"+sbxVhost, nil, http.StatusOK)
+	if r := a.doAs("keeper", "sandbox-only", http.MethodGet, "/api/queues/"+sbxVhost+"/orders", nil); r.status != http.StatusOK {
+		t.Errorf("the sandbox's own user on its queue: %d %s, want 200", r.status, r.body)
+	}
+	if r := a.doAs("keeper", "sandbox-only", http.MethodGet, "/api/queues/%2F/orders", nil); r.status != http.StatusUnauthorized {
+		t.Errorf("the sandbox's own user on the default world's queue: %d %s, want 401", r.status, r.body)
+	}
+	// A vhost known nowhere is the default world's 404.
+	a.must(http.MethodGet, "/api/queues/nowhere/orders", nil, http.StatusNotFound)
+	// Forgetting the sandbox drops its API; the next request makes it anew.
+	a.m.Forget(w.sbx.s)
+	a.must(http.MethodGet, "/api/queues/"+sbxVhost+"/orders", nil, http.StatusOK)
 }
 
 func TestSandbox_CloseClosesMovedConnection(t *testing.T) {
