@@ -66,15 +66,16 @@ type conn struct {
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
-	s.connsMu.Lock()
-	s.nconn++
-	id := s.nconn
-	s.connsMu.Unlock()
-	c := &conn{s: s, nc: nc, log: s.log().With("conn", id, "remote", nc.RemoteAddr().String()),
+	c := &conn{s: s, nc: nc, log: s.connLog(nc),
 		w: newFrameWriter(nc), channels: map[uint16]*channel{},
 		frameMax: serverFrameMax, closed: make(chan struct{}), connectedAt: s.now()}
 	c.r = wire.NewPooledReader(countingReader{nc, &c.octetsRead}, &s.readBufs)
 	return c
+}
+
+// connLog is the log of a new connection of the server, with its number.
+func (s *Server) connLog(nc net.Conn) *slog.Logger {
+	return s.log().With("conn", s.nextConnID(), "remote", nc.RemoteAddr().String())
 }
 
 // countingReader counts the octets read through it.
@@ -236,7 +237,10 @@ func (c *conn) forceClose(explanation string) {
 		}
 		c.nc.Close()
 	}
-	if !c.s.goForConn(c, closeSocket) {
+	c.mu.Lock()
+	s := c.s // moveTo may change it until the connection is open
+	c.mu.Unlock()
+	if !s.goForConn(c, closeSocket) {
 		c.nc.Close() // serving it has ended already
 	}
 }
@@ -368,6 +372,11 @@ func (c *conn) handshake() error {
 	if !ok {
 		return connectionError(wire.CommandInvalid, "expected 'connection.open'")
 	}
+	if t := c.s.worldOf(open.VirtualHost); t != c.s {
+		if err := c.moveTo(t, open.VirtualHost, user, pass); err != nil {
+			return err
+		}
+	}
 	if c.s.lookupVhost(open.VirtualHost) == nil {
 		return connectionError(wire.NotAllowed, "vhost %s not found", open.VirtualHost)
 	}
@@ -378,6 +387,43 @@ func (c *conn) handshake() error {
 		return connectionError(wire.NotAllowed, "vhost %s not found", open.VirtualHost)
 	}
 	c.send(0, &wire.ConnectionOpenOk{})
+	return nil
+}
+
+// moveTo hands the connection, at its connection.open, to server t (the
+// world whose vhost it opens, Config.Resolve): the user logs in again there
+// with the credentials of start-ok, and from then on t's users, vhosts,
+// wait group, connection table and Close are the connection's; nothing of
+// it stays in the server it came in by. The tuning and the counters stay;
+// the connection gets a number, and a log, of t's. Only the serving
+// goroutine runs it, before the connection is open: c.s is then read by
+// another goroutine only in forceClose, which takes c.mu as the change
+// does.
+func (c *conn) moveTo(t *Server, vh, user, pass string) error {
+	u := t.authenticate(user, pass)
+	if u == nil {
+		c.log.Info("login refused", "user", user, "mechanism", c.mechanism, "vhost", vh)
+		return &amqpError{code: wire.AccessRefused, conn: true, text: wire.ReplyText(wire.AccessRefused,
+			"Login was refused using authentication mechanism "+c.mechanism+". For details see the broker logfile.")}
+	}
+	if !t.admit(c) {
+		// That world is closing: its vhost is as good as gone.
+		return connectionError(wire.NotAllowed, "vhost %s not found", vh)
+	}
+	from, log := c.s, t.connLog(c.nc)
+	c.mu.Lock()
+	forced := c.forced != ""
+	if !forced {
+		c.s, c.user, c.log = t, u, log
+	}
+	c.mu.Unlock()
+	if forced {
+		// A close of the server it came in by reached it first: that server
+		// keeps it until it ends.
+		t.release(c)
+		return errClosed
+	}
+	from.release(c)
 	return nil
 }
 

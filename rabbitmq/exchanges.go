@@ -71,13 +71,13 @@ func (s *Server) deleteVhost(name string) error {
 		s.e.Delete(now, q.key)
 	}
 	for _, x := range vh.exchanges {
-		s.e.Delete(now, exchangeKey(name, x.name))
+		s.e.Delete(now, s.exchangeKey(name, x.name))
 	}
 	for n := range vh.policies {
-		s.e.Delete(now, policyKey(name, n, false))
+		s.e.Delete(now, s.policyKey(name, n, false))
 	}
 	for n := range vh.opPolicies {
-		s.e.Delete(now, policyKey(name, n, true))
+		s.e.Delete(now, s.policyKey(name, n, true))
 	}
 	s.e.Delete(now, vhostKey(name))
 	return nil
@@ -116,7 +116,7 @@ func (s *Server) lookupExchange(vh, name string) *exchange {
 // createExchange adds a new exchange to the engine and the topology.
 // Callers hold topoMu.
 func (s *Server) createExchange(x *exchange) error {
-	en := core.Entity{EntityKey: exchangeKey(x.vhost, x.name), Kind: kindExchange, Durable: x.durable, Meta: x.meta()}
+	en := core.Entity{EntityKey: s.exchangeKey(x.vhost, x.name), Kind: kindExchange, Durable: x.durable, Meta: x.meta()}
 	for k, v := range x.args {
 		en.Settings = append(en.Settings, core.Setting{Key: k, Value: fmt.Sprint(v)})
 	}
@@ -142,7 +142,7 @@ func (s *Server) persistExchange(x *exchange) {
 	s.mu.RLock()
 	meta := x.meta()
 	s.mu.RUnlock()
-	s.e.Update(s.now(), exchangeKey(x.vhost, x.name), func(en *core.Entity) error {
+	s.e.Update(s.now(), s.exchangeKey(x.vhost, x.name), func(en *core.Entity) error {
 		en.Meta = meta
 		return nil
 	})
@@ -297,7 +297,7 @@ func (s *Server) removeExchange(x *exchange) {
 		touched = append(touched, b.source)
 	}
 	s.mu.Unlock()
-	s.e.Delete(s.now(), exchangeKey(x.vhost, x.name))
+	s.e.Delete(s.now(), s.exchangeKey(x.vhost, x.name))
 	s.afterUnbind(touched)
 }
 

@@ -54,11 +54,21 @@ func MustServerOnStore(tb testing.TB, store core.Store, now time.Time, users ...
 // through wrap (when not nil) before the engine gets them.
 func mustServerWithHooks(tb testing.TB, store core.Store, now time.Time, wrap func(core.ProtocolHooks) core.ProtocolHooks, users ...rabbitmq.User) *fixture {
 	tb.Helper()
+	return mustServerWithConfig(tb, store, now, wrap, func(*rabbitmq.Config) {}, users...)
+}
+
+// mustServerWithConfig is mustServerWithHooks with the server's Config
+// passed through set before the server is made.
+func mustServerWithConfig(tb testing.TB, store core.Store, now time.Time, wrap func(core.ProtocolHooks) core.ProtocolHooks,
+	set func(*rabbitmq.Config), users ...rabbitmq.User) *fixture {
+	tb.Helper()
 	f := &fixture{tb: tb}
 	f.clock = core.NewClock(func() time.Time { return now })
 	f.clock.Freeze()
 	f.e = core.NewEngine(core.Config{Store: store})
-	f.s = rabbitmq.New(rabbitmq.Config{Engine: f.e, Now: f.clock.Now, Version: "test", Users: users})
+	cfg := rabbitmq.Config{Engine: f.e, Now: f.clock.Now, Version: "test", Users: users}
+	set(&cfg)
+	f.s = rabbitmq.New(cfg)
 	h := f.s.Hooks()
 	if wrap != nil {
 		h = wrap(h)

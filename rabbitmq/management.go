@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/lapse-emulator/lapse/httpserver"
+	"github.com/lapse-emulator/lapse/internal/lockorder"
 )
 
 // This file is the management HTTP API's server: its lifecycle, its routes
@@ -46,6 +47,12 @@ type ManagementConfig struct {
 	// listeners of GET /api/overview and the port and protocol health
 	// checks; nil leaves it out.
 	AMQPAddr func() net.Addr
+	// Resolve, set on the default world's API only, returns the server of
+	// another world that has vhost vh, or nil. A request whose path names
+	// a vhost Server does not have is served as that server's own API
+	// would serve it, users included; lists without a vhost in the path
+	// show Server's objects only (see "Sandboxes" in docs/architecture.md).
+	Resolve func(vh string) *Server
 }
 
 // Management is the RabbitMQ management HTTP API (httpserver.Server:
@@ -56,18 +63,102 @@ type Management struct {
 	s       *Server
 	log     *slog.Logger
 	handler http.Handler
+
+	// worlds are the APIs of other worlds' servers (Config.Resolve), made
+	// on their first request, without a listener of their own.
+	worldsMu lockorder.Mutex
+	worlds   map[*Server]*Management
 }
 
 // NewManagement returns the management API for cfg; Open starts it.
 func NewManagement(cfg ManagementConfig) *Management {
+	m := newManagement(cfg)
+	m.Server = httpserver.New("RabbitMQ management API", cfg.Addr, m.handler, m.log)
+	return m
+}
+
+// newManagement is NewManagement without its listener.
+func newManagement(cfg ManagementConfig) *Management {
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	m := &Management{cfg: cfg, s: cfg.Server, log: log}
-	m.handler = trimTrailingSlash(m.routes())
-	m.Server = httpserver.New("RabbitMQ management API", cfg.Addr, m.handler, log)
+	m.handler = trimTrailingSlash(m.toWorld(m.routes()))
 	return m
+}
+
+// Forget drops what the API keeps of server s, another world's: the
+// world's server is deleted. A later request for one of its vhosts makes
+// it anew if Resolve still returns s.
+func (m *Management) Forget(s *Server) {
+	m.worldsMu.Lock()
+	delete(m.worlds, s)
+	m.worldsMu.Unlock()
+}
+
+// toWorld hands a request whose path names a vhost of another world to
+// that world's API, and the others to next.
+func (m *Management) toWorld(next http.Handler) http.Handler {
+	if m.cfg.Resolve == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o := m.worldFor(r.URL.EscapedPath()); o != nil {
+			o.handler.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// worldFor returns the API of the world whose vhost the escaped path
+// names, or nil when that is m's own (or no world's).
+func (m *Management) worldFor(path string) *Management {
+	vh, ok := vhostOfPath(path)
+	if !ok || m.s.lookupVhost(vh) != nil {
+		return nil
+	}
+	s := m.cfg.Resolve(vh)
+	if s == nil || s == m.s {
+		return nil
+	}
+	m.worldsMu.Lock()
+	defer m.worldsMu.Unlock()
+	o := m.worlds[s]
+	if o == nil {
+		o = newManagement(ManagementConfig{Server: s, Logger: m.log, AMQPAddr: m.cfg.AMQPAddr})
+		if m.worlds == nil {
+			m.worlds = map[*Server]*Management{}
+		}
+		m.worlds[s] = o
+	}
+	return o
+}
+
+// vhostScoped are the first segments, after /api/, of the routes whose
+// second segment is a vhost.
+var vhostScoped = map[string]bool{
+	"queues": true, "exchanges": true, "bindings": true, "policies": true,
+	"operator-policies": true, "definitions": true, "vhosts": true,
+	"permissions": true, "consumers": true, "aliveness-test": true,
+}
+
+// vhostOfPath returns the vhost an escaped API path names, if it names one.
+func vhostOfPath(path string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, "/api/")
+	if !ok {
+		return "", false
+	}
+	first, rest, ok := strings.Cut(rest, "/")
+	if !ok || !vhostScoped[first] {
+		return "", false
+	}
+	seg, _, _ := strings.Cut(rest, "/")
+	if seg == "" {
+		return "", false
+	}
+	return unescapeSegment(seg), true
 }
 
 // Handler returns the API as an http.Handler, for tests and for mounting

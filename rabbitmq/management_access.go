@@ -190,7 +190,7 @@ func (m *Management) getWhoami(c *gin.Context) {
 // description, tags or tracing for a vhost.
 func (m *Management) vhostJSON(name string, stats bool) map[string]any {
 	desc := ""
-	if name == vhostDefault {
+	if name == m.s.home() {
 		desc = "Default virtual host"
 	}
 	obj := map[string]any{

@@ -32,11 +32,19 @@ type api struct {
 // it is closed (twice, which must be safe) at the end of the test.
 func MustManagement(tb testing.TB, f *fixture) *api {
 	tb.Helper()
+	return mustManagementWith(tb, f, func(*rabbitmq.ManagementConfig) {})
+}
+
+// mustManagementWith is MustManagement with its config passed through set.
+func mustManagementWith(tb testing.TB, f *fixture, set func(*rabbitmq.ManagementConfig)) *api {
+	tb.Helper()
 	// gin prints every route in its default debug mode (the binary sets
 	// release mode in main); SetMode is atomic.
 	gin.SetMode(gin.TestMode)
-	m := rabbitmq.NewManagement(rabbitmq.ManagementConfig{Addr: "127.0.0.1:0", Server: f.s,
-		AMQPAddr: func() net.Addr { return f.ln.Addr() }})
+	cfg := rabbitmq.ManagementConfig{Addr: "127.0.0.1:0", Server: f.s,
+		AMQPAddr: func() net.Addr { return f.ln.Addr() }}
+	set(&cfg)
+	m := rabbitmq.NewManagement(cfg)
 	if err := m.Open(); err != nil {
 		tb.Fatal(err)
 	}

@@ -8,8 +8,9 @@ import (
 
 // Entity names. Everything the front-end keeps is a core entity of protocol
 // core.RabbitMQ. A queue's name is its vhost, a slash and its own name, the
-// default vhost "/" written as nothing, so that the control API's URL of
-// queue orders is /api/entities/rabbitmq//orders/items. Other objects have
+// server's own vhost (Config.Vhost, "/" unless a sandbox's) written as
+// nothing, so that the control API's URL of queue orders is
+// /api/entities/rabbitmq//orders/items in every world. Other objects have
 // a kind prefix. In the vhost part '%', '/' and ':' are written %25, %2F
 // and %3A, so no two objects share a name:
 //
@@ -25,30 +26,30 @@ import (
 var nameEscaper = strings.NewReplacer("%", "%25", "/", "%2F", ":", "%3A")
 
 // vhostPart is how a vhost starts the names of what is in it.
-func vhostPart(vhost string) string {
-	if vhost == vhostDefault {
+func (s *Server) vhostPart(vhost string) string {
+	if vhost == s.home() {
 		return ""
 	}
 	return nameEscaper.Replace(vhost)
 }
 
 // queueKey is the core entity of a queue.
-func queueKey(vhost, name string) core.EntityKey {
-	return core.EntityKey{Protocol: core.RabbitMQ, Name: vhostPart(vhost) + "/" + name}
+func (s *Server) queueKey(vhost, name string) core.EntityKey {
+	return core.EntityKey{Protocol: core.RabbitMQ, Name: s.vhostPart(vhost) + "/" + name}
 }
 
 // exchangeKey is the core entity of an exchange.
-func exchangeKey(vhost, name string) core.EntityKey {
-	return core.EntityKey{Protocol: core.RabbitMQ, Name: "exchange:" + vhostPart(vhost) + "/" + name}
+func (s *Server) exchangeKey(vhost, name string) core.EntityKey {
+	return core.EntityKey{Protocol: core.RabbitMQ, Name: "exchange:" + s.vhostPart(vhost) + "/" + name}
 }
 
 // policyKey is the core entity of a policy or operator policy.
-func policyKey(vhost, name string, operator bool) core.EntityKey {
+func (s *Server) policyKey(vhost, name string, operator bool) core.EntityKey {
 	kind := "policy:"
 	if operator {
 		kind = "operator-policy:"
 	}
-	return core.EntityKey{Protocol: core.RabbitMQ, Name: kind + vhostPart(vhost) + "/" + name}
+	return core.EntityKey{Protocol: core.RabbitMQ, Name: kind + s.vhostPart(vhost) + "/" + name}
 }
 
 // vhostKey is the core entity of a vhost.

@@ -33,7 +33,7 @@ func (s *Server) PutPolicy(vh string, p adapters.RabbitPolicy, operator bool) er
 	}
 	meta, _ := json.Marshal(policyMeta{VHost: vh, Name: p.Name, Pattern: p.Pattern, ApplyTo: p.ApplyTo,
 		Priority: p.Priority, Definition: p.Definition})
-	k := policyKey(vh, p.Name, operator)
+	k := s.policyKey(vh, p.Name, operator)
 	now := s.now()
 	if _, ok := s.e.Entity(k); ok {
 		if _, _, err := s.e.Update(now, k, func(en *core.Entity) error { en.Meta = meta; return nil }); err != nil {
@@ -75,7 +75,7 @@ func (s *Server) DeletePolicy(vh, name string, operator bool) error {
 	if !ok {
 		return core.Errorf(core.ENOTFOUND, "policy %q not found", name)
 	}
-	s.e.Delete(s.now(), policyKey(vh, name, operator))
+	s.e.Delete(s.now(), s.policyKey(vh, name, operator))
 	s.reapplyPolicies(vh)
 	return nil
 }

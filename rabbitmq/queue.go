@@ -47,7 +47,7 @@ type queue struct {
 }
 
 func (s *Server) newQueue(vhost, name string, durable, exclusive, autoDelete bool, args map[string]any) *queue {
-	return &queue{s: s, vhost: vhost, name: name, key: queueKey(vhost, name), durable: durable,
+	return &queue{s: s, vhost: vhost, name: name, key: s.queueKey(vhost, name), durable: durable,
 		exclusive: exclusive, autoDelete: autoDelete, args: args, wake: make(chan struct{}, 1)}
 }
 

@@ -22,10 +22,20 @@ type Config struct {
 	// Logger receives the server's log; nil discards it.
 	Logger *slog.Logger
 	// Users may log in; nil gives RabbitMQ's default user guest/guest, an
-	// administrator with every permission on vhost "/".
+	// administrator with every permission on the server's own vhost.
 	Users []User
 	// Version is lapse's version, shown in the server properties.
 	Version string
+	// Vhost is the server's own vhost, the one Start declares and whose
+	// entities are named without a vhost part (names.go); "" means "/". A
+	// sandbox's server has its own (the sandbox's id) and no "/" (see
+	// "Sandboxes" in docs/architecture.md).
+	Vhost string
+	// Resolve, set on the default world's server only, returns the server
+	// of another world that has vhost vh, or nil. A connection that opens
+	// a vhost this server does not have continues in the server it
+	// returns, for the rest of its life.
+	Resolve func(vh string) *Server
 }
 
 // Server is the RabbitMQ front-end: the broker state (vhosts, exchanges,
@@ -82,7 +92,9 @@ func New(cfg Config) *Server {
 	s.logp.Store(log)
 	users := cfg.Users
 	if users == nil {
-		users = []User{DefaultUser()}
+		u := DefaultUser()
+		u.Permissions = map[string]Permission{s.home(): u.Permissions[vhostDefault]}
+		users = []User{u}
 	}
 	for _, u := range users {
 		s.putUser(u)
@@ -102,37 +114,84 @@ func (s *Server) Hooks() core.ProtocolHooks {
 	}
 }
 
-// Start declares what every RabbitMQ has (the vhost "/" and the amq.*
-// exchanges of each vhost) unless the store brought them back.
+// Start declares what every RabbitMQ has (its own vhost, "/" unless
+// Config.Vhost names another, and the amq.* exchanges of each vhost)
+// unless the store brought them back.
 func (s *Server) Start() error {
-	if _, err := s.declareVhost(vhostDefault); err != nil {
+	if _, err := s.declareVhost(s.home()); err != nil {
 		return err
 	}
 	return nil
+}
+
+// Vhost returns the server's own vhost: Config.Vhost, or "/".
+func (s *Server) Vhost() string { return s.home() }
+
+// home is the server's own vhost.
+func (s *Server) home() string {
+	if s.cfg.Vhost == "" {
+		return vhostDefault
+	}
+	return s.cfg.Vhost
 }
 
 func (s *Server) now() time.Time { return s.cfg.Now() }
 
 // ServeConn serves one AMQP connection whose 8-byte protocol header has
 // been read already; it returns when the connection is closed.
+// A connection whose connection.open names a vhost of another world (see
+// Config.Resolve) is served by that world's server from then on.
 func (s *Server) ServeConn(nc net.Conn, header [8]byte) {
 	c := s.newConn(nc)
-	s.connsMu.Lock()
-	if s.closed {
-		s.connsMu.Unlock()
+	if !s.admit(c) {
 		nc.Close()
 		return
 	}
+	// Only this goroutine changes c.s (conn.moveTo), so it reads the
+	// server that serves c last here without a lock.
+	defer func() { c.s.release(c) }()
+	c.serve(header)
+}
+
+// admit registers c among the connections Close closes and waits for,
+// unless the server is closed. Each admit is followed by one release.
+func (s *Server) admit(c *conn) bool {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	if s.closed {
+		return false
+	}
 	s.wg.Add(1)
 	s.conns.Store(c, struct{}{})
+	return true
+}
+
+// release forgets a connection admit registered.
+func (s *Server) release(c *conn) {
+	s.connsMu.Lock()
+	s.conns.Delete(c)
 	s.connsMu.Unlock()
-	defer func() {
-		s.connsMu.Lock()
-		s.conns.Delete(c)
-		s.connsMu.Unlock()
-		s.wg.Done()
-	}()
-	c.serve(header)
+	s.wg.Done()
+}
+
+// nextConnID numbers the server's connections, for its log.
+func (s *Server) nextConnID() uint64 {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	s.nconn++
+	return s.nconn
+}
+
+// worldOf returns the server that serves vhost vh: s when vh is one of
+// its own vhosts or no other world's server has it.
+func (s *Server) worldOf(vh string) *Server {
+	if s.cfg.Resolve == nil || s.lookupVhost(vh) != nil {
+		return s
+	}
+	if t := s.cfg.Resolve(vh); t != nil {
+		return t
+	}
+	return s
 }
 
 // goForConn runs f on a goroutine Close waits for, as long as c is still
@@ -201,7 +260,7 @@ func (s *Server) available(k core.EntityKey) {
 
 // Reset forgets the whole topology after the engine dropped every entity
 // (the control API's POST /api/reset): every connection is closed, and the
-// vhost "/" and its exchanges are declared again.
+// server's own vhost and its exchanges are declared again.
 func (s *Server) Reset() error {
 	s.CloseConnections("reset")
 	s.topoMu.Lock()
