@@ -88,6 +88,15 @@ func newSandboxes(m *Main) *sandboxes {
 	return s
 }
 
+// rabbitMQ returns the RabbitMQ server of the sandbox whose vhost is
+// vhost, nil for none (rabbitmq.Config.Resolve).
+func (s *sandboxes) rabbitMQ(vhost string) *rabbitmq.Server {
+	if sb := s.lookup(vhost); sb != nil {
+		return sb.rabbit
+	}
+	return nil
+}
+
 // serviceBus returns the Service Bus server of the sandbox whose key name
 // is name, nil for none (servicebus.Config.Resolve).
 func (s *sandboxes) serviceBus(name string) *servicebus.Server {
@@ -162,7 +171,7 @@ func (s *sandboxes) Create(ctx context.Context, req dashboard.SandboxRequest, ho
 		OnPanic: func(p core.HookPanic) { logPanic(log, p) }})
 	sb.clock.OnChange(sb.runner.Wake)
 	sb.rabbit = rabbitmq.New(rabbitmq.Config{Engine: sb.engine, Now: sb.clock.Now, Logger: log.With("listener", "amqp"),
-		Version: m.Version})
+		Version: m.Version, Vhost: sb.id})
 	sb.engine.Register(core.RabbitMQ, sb.rabbit.Hooks())
 	sb.sb = servicebus.New(servicebus.Config{Engine: sb.engine, Now: sb.clock.Now,
 		Logger: log.With("listener", "amqp", "protocol", "servicebus"), Version: m.Version,
@@ -322,6 +331,9 @@ func (sb *sandbox) close(ctx context.Context) {
 func (s *sandboxes) forget(sb *sandbox) {
 	if s.m.sbAdmin != nil {
 		s.m.sbAdmin.Forget(sb.sb)
+	}
+	if s.m.management != nil {
+		s.m.management.Forget(sb.rabbit)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/cosmos"
 	"github.com/lapse-emulator/lapse/dashboard"
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // mustSandbox creates a sandbox through the control API with body.
@@ -338,5 +339,84 @@ func TestSandbox_DashboardAndMetrics(t *testing.T) {
 	}
 	if st, _ := get("/sandboxes/sbx-00000000/"); st != http.StatusNotFound {
 		t.Fatalf("a sandbox that is not there: %d", st)
+	}
+}
+
+// issue 29.2 (RabbitMQ), rule: RB-1. A sandbox is its own virtual host on
+// the same AMQP port, and on the same management API: the same queue name
+// with the same message TTL in both worlds, and a move of the sandbox's
+// clock past the TTL expires the sandbox's message only.
+func TestSandbox_RabbitMQVhostRoutesConnections(t *testing.T) {
+	m := MustStart(t, "--clock", "frozen")
+	sb := mustSandbox(t, m, `{}`)
+	if !strings.HasSuffix(sb.RabbitMQ.URL, "/"+sb.ID) {
+		t.Fatalf("the sandbox's AMQP URL %q does not name its vhost", sb.RabbitMQ.URL)
+	}
+	publish := func(url, body string) *amqp.Channel {
+		conn, err := amqp.Dial(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		ch, err := conn.Channel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ch.QueueDeclare("orders", true, false, false, false, amqp.Table{"x-message-ttl": int32(60000)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ch.Publish("", "orders", false, false, amqp.Publishing{Body: []byte(body)}); err != nil {
+			t.Fatal(err)
+		}
+		return ch
+	}
+	def := publish("amqp://guest:guest@"+dialable(m.amqp.Addr().String())+"/", "default")
+	box := publish(sb.RabbitMQ.URL, "sandbox")
+
+	// The management API serves the sandbox's vhost.
+	req, _ := http.NewRequest(http.MethodGet, strings.TrimSuffix(sb.RabbitMQ.ManagementURL, "/")+"/api/queues/"+sb.ID+"/orders", nil)
+	req.SetBasicAuth("guest", "guest")
+	var q struct {
+		Vhost    string `json:"vhost"`
+		Messages int    `json:"messages"`
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&q)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("management GET the sandbox's queue: %d %v", resp.StatusCode, err)
+		}
+		if q.Messages == 1 {
+			break // the publish was not confirmed: it may come a moment later
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the sandbox's queue shows %d messages, want 1", q.Messages)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if q.Vhost != sb.ID {
+		t.Fatalf("the sandbox's queue %+v", q)
+	}
+
+	if st := MustAPI(t, m).post("/api/sandboxes/"+sb.ID+"/api/clock/advance", `{"by":"61s"}`, nil); st != http.StatusOK {
+		t.Fatalf("advance: %d", st)
+	}
+	if _, ok, err := box.Get("orders", true); err != nil || ok {
+		t.Fatalf("the sandbox's message outlived its TTL on the sandbox's clock: %v %v", ok, err)
+	}
+	if msg, ok, err := def.Get("orders", true); err != nil || !ok || string(msg.Body) != "default" {
+		t.Fatalf("the default world's message: %v %v", ok, err)
+	}
+
+	// Deleted, the sandbox closes its connections and its vhost is gone.
+	if st := MustAPI(t, m).do("DELETE", "/api/sandboxes/"+sb.ID, "", nil); st != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", st)
+	}
+	if _, err := amqp.Dial(sb.RabbitMQ.URL); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("a deleted sandbox's vhost: %v", err)
 	}
 }

@@ -108,11 +108,11 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.Engine = core.NewEngine(core.Config{Store: m.store, Wake: m.runner.Wake, ObserveLag: metrics.ObserveLag,
 		OnPanic: func(p core.HookPanic) { logPanic(log, p) }})
 	m.Clock.OnChange(m.runner.Wake)
-	m.Rabbit = rabbitmq.New(rabbitmq.Config{Engine: m.Engine, Now: m.Clock.Now,
-		Logger: log.With("listener", "amqp"), Version: m.Version})
-	m.Engine.Register(core.RabbitMQ, m.Rabbit.Hooks())
 	m.sandboxes = newSandboxes(m)
 	registerSandboxMetrics(reg, m.sandboxes)
+	m.Rabbit = rabbitmq.New(rabbitmq.Config{Engine: m.Engine, Now: m.Clock.Now,
+		Logger: log.With("listener", "amqp"), Version: m.Version, Resolve: m.sandboxes.rabbitMQ})
+	m.Engine.Register(core.RabbitMQ, m.Rabbit.Hooks())
 	m.SB = servicebus.New(servicebus.Config{Engine: m.Engine, Now: m.Clock.Now,
 		Logger: log.With("listener", "amqp", "protocol", "servicebus"), Version: m.Version,
 		MaxMessageSize: m.Config.ServiceBusMaxMessageSize, Resolve: m.sandboxes.serviceBus})
@@ -148,7 +148,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.amqps = newAMQPListener(m.ports.take(portAMQPS), m.tlsConfig(), true, m.handoffHTTPS, m.Rabbit, m.SB, log.With("listener", "amqps"))
 	log.Info("listening", "listener", "amqps", "addr", m.amqps.Addr().String())
 	m.management = rabbitmq.NewManagement(rabbitmq.ManagementConfig{Addr: m.Config.RabbitMQManagementAddr,
-		Server: m.Rabbit, Logger: log.With("listener", "rabbitmqManagement"), AMQPAddr: m.amqp.Addr})
+		Server: m.Rabbit, Logger: log.With("listener", "rabbitmqManagement"), AMQPAddr: m.amqp.Addr,
+		Resolve: m.sandboxes.rabbitMQ})
 	m.management.SetBodyTimeout(m.Config.HTTPBodyTimeout)
 	if err := m.ports.serve(m.management, portRabbitMQManagement); err != nil {
 		return err
