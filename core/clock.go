@@ -35,6 +35,19 @@ func NewClock(wall func() time.Time) *Clock {
 	return &Clock{wall: wall}
 }
 
+// NewClockAt returns a Clock that follows wall from instant at: frozen
+// there, or running from there at wall speed. at may be in the past, as a
+// world's clock is when it comes back after a restart.
+func NewClockAt(wall func() time.Time, at time.Time, frozen bool) *Clock {
+	c := &Clock{wall: wall, last: at.Round(0)}
+	if frozen {
+		c.frozen, c.frozenAt = true, at.Round(0)
+	} else {
+		c.offset = at.Sub(wall())
+	}
+	return c
+}
+
 // Now returns the current time of the clock, never earlier than any time it
 // returned before.
 func (c *Clock) Now() time.Time {

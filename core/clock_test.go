@@ -172,3 +172,20 @@ func TestClockTimesCarryNoMonotonicReading(t *testing.T) {
 		t.Fatalf("Now() = %v carries a monotonic reading", now)
 	}
 }
+
+// NewClockAt starts a clock at an instant of the past or the future,
+// frozen there or running from there.
+func TestNewClockAt(t *testing.T) {
+	wall := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := func() time.Time { return wall }
+	past := wall.Add(-48 * time.Hour)
+	c := core.NewClockAt(now, past, true)
+	if got := c.Now(); !got.Equal(past) || c.Mode() != core.ClockFrozen {
+		t.Fatalf("frozen at the past: %v %v", got, c.Mode())
+	}
+	r := core.NewClockAt(now, past, false)
+	wall = wall.Add(time.Minute)
+	if got := r.Now(); !got.Equal(past.Add(time.Minute)) {
+		t.Fatalf("running from the past: %v", got)
+	}
+}

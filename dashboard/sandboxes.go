@@ -44,6 +44,10 @@ type SandboxRequest struct {
 	// Time, if set, is the sandbox clock's time at creation (RFC 3339);
 	// else the wall clock's.
 	Time string `json:"time,omitempty"`
+	// Durable keeps the sandbox in lapse's data folder, so that it comes
+	// back after a restart with its keys, clock and entities; by default
+	// it lives in memory.
+	Durable bool `json:"durable,omitempty"`
 	// ServiceBusConfig is a Service Bus emulator's Config.json,
 	// RabbitMQDefinitions a RabbitMQ definitions.json and CosmosConfig a
 	// --cosmos-config document, declared in the sandbox as at start-up.
@@ -59,6 +63,7 @@ type Sandbox struct {
 	Created        time.Time `json:"created"`
 	LastUsed       time.Time `json:"lastUsed"`
 	IdleTTLSeconds int64     `json:"idleTtlSeconds"`
+	Durable        bool      `json:"durable"`
 	// Clock is set by the control API from ClockOf.
 	Clock   ClockState  `json:"clock"`
 	ClockOf *core.Clock `json:"-"`

@@ -6,10 +6,13 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -58,6 +61,13 @@ type sandbox struct {
 	sbKey  string
 	dbKey  string
 	req    dashboard.SandboxRequest
+
+	// folder, store and meta are a durable sandbox's (open): its folder,
+	// its store and what its sandbox.json keeps; metaMu orders its writes.
+	folder string
+	store  store
+	meta   sandboxMeta
+	metaMu sync.Mutex
 
 	// control is the sandbox's control API, made at its first use.
 	controlOnce sync.Once
@@ -135,6 +145,28 @@ func newKey(n int) string {
 	return base64.StdEncoding.EncodeToString(b)
 }
 
+// sandboxMeta is what a durable sandbox keeps in its folder's
+// sandbox.json, to come back after a restart as it was: its keys, its idle
+// TTL, its configuration and its clock.
+type sandboxMeta struct {
+	ID             string                   `json:"id"`
+	Created        time.Time                `json:"created"`
+	IdleTTLSeconds int64                    `json:"idleTtlSeconds"`
+	ServiceBusKey  string                   `json:"servicebusKey"`
+	CosmosKey      string                   `json:"cosmosKey"`
+	Request        dashboard.SandboxRequest `json:"request"`
+	Clock          sandboxClock             `json:"clock"`
+}
+
+// sandboxClock is a sandbox clock's state: its time and whether it stands.
+type sandboxClock struct {
+	Now    time.Time `json:"now"`
+	Frozen bool      `json:"frozen"`
+}
+
+// sandboxMetaFile is the name of a durable sandbox's sandbox.json.
+const sandboxMetaFile = "sandbox.json"
+
 // Create makes a sandbox as req asks (dashboard.Sandboxes).
 func (s *sandboxes) Create(ctx context.Context, req dashboard.SandboxRequest, host string) (dashboard.Sandbox, error) {
 	idle := DefaultSandboxIdleTTL
@@ -146,12 +178,11 @@ func (s *sandboxes) Create(ctx context.Context, req dashboard.SandboxRequest, ho
 		idle = time.Duration(req.IdleTTLSeconds) * time.Second
 	}
 	m := s.m
-	sb := &sandbox{id: newSandboxID(), created: m.Wall(), idleTTL: idle, sbKey: newKey(32), dbKey: newKey(64), req: req}
-	sb.lastUsed.Store(sb.created.UnixNano())
-	sb.clock = core.NewClock(m.Wall)
+	meta := sandboxMeta{ID: newSandboxID(), Created: m.Wall().UTC(), IdleTTLSeconds: int64(idle / time.Second),
+		ServiceBusKey: newKey(32), CosmosKey: newKey(64), Request: req, Clock: sandboxClock{Now: m.Wall().UTC()}}
 	switch req.Clock {
 	case "", "frozen":
-		sb.clock.Freeze()
+		meta.Clock.Frozen = true
 	case "running":
 	default:
 		return dashboard.Sandbox{}, core.Errorf(core.EINVALID, "clock %q: use frozen or running", req.Clock)
@@ -161,13 +192,65 @@ func (s *sandboxes) Create(ctx context.Context, req dashboard.SandboxRequest, ho
 		if err != nil {
 			return dashboard.Sandbox{}, core.Errorf(core.EINVALID, "time %q is not RFC 3339: %v", req.Time, err)
 		}
-		if _, err := sb.clock.Set(t); err != nil {
-			return dashboard.Sandbox{}, err
-		}
+		meta.Clock.Now = t.UTC()
 	}
+	if req.Durable && m.Config.Data == ":memory:" {
+		return dashboard.Sandbox{}, core.Errorf(core.EINVALID, "this lapse keeps nothing (--data :memory:): a durable sandbox needs a data folder")
+	}
+	sb, err := s.open(ctx, meta)
+	if err != nil {
+		return dashboard.Sandbox{}, err
+	}
+	s.log.Info("sandbox created", "sandbox", sb.id, "idleTTL", idle, "durable", req.Durable)
+	return s.view(sb, host), nil
+}
+
+// folder is a durable sandbox's folder under the data folder.
+func (s *sandboxes) folder(id string) string {
+	return filepath.Join(s.m.Config.Data, "sandboxes", id)
+}
+
+// open makes the world of meta, on a store in memory or, for a durable
+// one, on its folder's (which a restart finds again: restore), declares
+// its configuration, and registers it.
+func (s *sandboxes) open(ctx context.Context, meta sandboxMeta) (sb *sandbox, err error) {
+	m := s.m
+	sb = &sandbox{id: meta.ID, created: meta.Created, idleTTL: time.Duration(meta.IdleTTLSeconds) * time.Second,
+		sbKey: meta.ServiceBusKey, dbKey: meta.CosmosKey, req: meta.Request}
+	sb.lastUsed.Store(m.Wall().UnixNano())
+	sb.clock = core.NewClockAt(m.Wall, meta.Clock.Now, meta.Clock.Frozen)
 	log := s.log.With("sandbox", sb.id)
+	var st core.Store = core.NewMemStore()
+	if meta.Request.Durable {
+		sb.folder = s.folder(sb.id)
+		if err := os.MkdirAll(sb.folder, 0o755); err != nil {
+			return nil, err
+		}
+		ds, err := openStore(sb.folder, false, log.With("store", "journal"))
+		if err != nil {
+			return nil, err
+		}
+		st, sb.store = ds, ds
+		sb.meta = meta
+		if err := sb.saveMeta(); err != nil {
+			_ = ds.Close(ctx)
+			return nil, err
+		}
+		// The clock's every move is kept, so that a restart finds it
+		// where it stood.
+		sb.clock.OnChange(func() {
+			if err := sb.saveMeta(); err != nil {
+				log.Error("keeping the sandbox's clock", "err", err)
+			}
+		})
+	}
+	defer func() {
+		if err != nil {
+			sb.close(context.WithoutCancel(ctx))
+		}
+	}()
 	sb.runner = newRunner(sb.clock)
-	sb.engine = core.NewEngine(core.Config{Store: core.NewMemStore(), Wake: sb.runner.Wake,
+	sb.engine = core.NewEngine(core.Config{Store: st, Wake: sb.runner.Wake,
 		OnPanic: func(p core.HookPanic) { logPanic(log, p) }})
 	sb.clock.OnChange(sb.runner.Wake)
 	sb.rabbit = rabbitmq.New(rabbitmq.Config{Engine: sb.engine, Now: sb.clock.Now, Logger: log.With("listener", "amqp"),
@@ -177,33 +260,75 @@ func (s *sandboxes) Create(ctx context.Context, req dashboard.SandboxRequest, ho
 		Logger: log.With("listener", "amqp", "protocol", "servicebus"), Version: m.Version,
 		MaxMessageSize: m.Config.ServiceBusMaxMessageSize, Keys: []sas.Key{{Name: sb.id, Value: sb.sbKey}}})
 	sb.engine.Register(core.ServiceBus, sb.sb.Hooks())
-	var err error
 	sb.cosmos, err = cosmos.NewServer(cosmos.Config{Engine: sb.engine, Now: sb.clock.Now, WallNow: m.Wall,
 		Logger: log.With("listener", "cosmos"), Key: sb.dbKey, Certificate: m.cert, CertificatePEM: m.certPEM,
 		DefaultConsistencyLevel: m.Config.CosmosConsistency, PartitionCount: m.Config.CosmosPartitionCount,
 		Used: sb.use(m.Wall)})
 	if err != nil {
-		return dashboard.Sandbox{}, err
+		return nil, err
 	}
 	sb.engine.Register(core.Cosmos, sb.cosmos.Hooks())
 	if err := sb.engine.Recover(ctx, sb.clock.Now()); err != nil {
-		return dashboard.Sandbox{}, err
+		return nil, err
 	}
 	sb.runner.start(sb.engine)
 	if err := sb.rabbit.Start(); err != nil {
-		sb.close(ctx)
-		return dashboard.Sandbox{}, err
+		return nil, err
 	}
 	if err := sb.declareConfigured(ctx); err != nil {
-		sb.close(ctx)
-		return dashboard.Sandbox{}, err
+		return nil, err
 	}
 	s.mu.Lock()
 	s.byID[sb.id] = sb
 	s.publishLocked()
 	s.mu.Unlock()
-	log.Info("sandbox created", "idleTTL", idle)
-	return s.view(sb, host), nil
+	return sb, nil
+}
+
+// saveMeta writes a durable sandbox's sandbox.json with its clock as it
+// stands, through a file renamed over the old one.
+func (sb *sandbox) saveMeta() error {
+	sb.metaMu.Lock()
+	defer sb.metaMu.Unlock()
+	meta := sb.meta
+	meta.Clock = sandboxClock{Now: sb.clock.Now().UTC(), Frozen: sb.clock.Mode() == core.ClockFrozen}
+	b, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(sb.folder, sandboxMetaFile+".tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(sb.folder, sandboxMetaFile))
+}
+
+// restore brings back the durable sandboxes of the data folder, as they
+// were when lapse stopped: their keys, clocks and entities. One that
+// cannot be opened is logged and left on disk.
+func (s *sandboxes) restore(ctx context.Context) {
+	if s.m.Config.Data == ":memory:" {
+		return
+	}
+	dirs, _ := filepath.Glob(filepath.Join(s.m.Config.Data, "sandboxes", "*", sandboxMetaFile))
+	for _, f := range dirs {
+		var meta sandboxMeta
+		b, err := os.ReadFile(f)
+		if err == nil {
+			err = json.Unmarshal(b, &meta)
+		}
+		if err == nil && filepath.Base(filepath.Dir(f)) != meta.ID {
+			err = fmt.Errorf("it names sandbox %q", meta.ID)
+		}
+		if err == nil {
+			_, err = s.open(ctx, meta)
+		}
+		if err != nil {
+			s.log.Error("a durable sandbox could not come back; its folder is kept", "file", f, "err", err)
+			continue
+		}
+		s.log.Info("durable sandbox back", "sandbox", meta.ID)
+	}
 }
 
 // declareConfigured declares what the sandbox's creation gave: a Service
@@ -300,7 +425,7 @@ func (s *sandboxes) Delete(ctx context.Context, id string) error {
 	if sb == nil {
 		return core.Errorf(core.ENOTFOUND, "sandbox %q not found: it was deleted, or went unused past its idle TTL", id)
 	}
-	sb.close(ctx)
+	sb.drop(ctx, s.log)
 	s.forget(sb)
 	s.log.Info("sandbox deleted", "sandbox", id)
 	return nil
@@ -318,13 +443,37 @@ func (s *sandboxes) remove(id string) *sandbox {
 	return sb
 }
 
-// close ends the sandbox's connections and its runner, and drops it.
+// close ends the sandbox's connections and its runner, and closes its
+// store; a durable sandbox's folder stays (drop removes it).
 func (sb *sandbox) close(ctx context.Context) {
-	_ = sb.cosmos.Close(ctx)
-	_ = sb.rabbit.Close(ctx)
-	_ = sb.sb.Close(ctx)
-	sb.runner.stop()
-	_ = sb.engine.WaitHooks(ctx)
+	if sb.cosmos != nil {
+		_ = sb.cosmos.Close(ctx)
+	}
+	if sb.rabbit != nil {
+		_ = sb.rabbit.Close(ctx)
+	}
+	if sb.sb != nil {
+		_ = sb.sb.Close(ctx)
+	}
+	if sb.runner != nil {
+		sb.runner.stop()
+	}
+	if sb.engine != nil {
+		_ = sb.engine.WaitHooks(ctx)
+	}
+	if sb.store != nil {
+		_ = sb.store.Close(ctx)
+	}
+}
+
+// drop closes the sandbox and removes a durable one's folder.
+func (sb *sandbox) drop(ctx context.Context, log *slog.Logger) {
+	sb.close(ctx)
+	if sb.folder != "" {
+		if err := os.RemoveAll(sb.folder); err != nil {
+			log.Error("removing a deleted sandbox's folder", "sandbox", sb.id, "err", err)
+		}
+	}
 }
 
 // forget drops what the default world's APIs keep of a closed sandbox.
@@ -374,7 +523,7 @@ func (s *sandboxes) reapIdle() {
 		if s.remove(sb.id) == nil {
 			continue
 		}
-		sb.close(context.Background())
+		sb.drop(context.Background(), s.log)
 		s.forget(sb)
 		s.m.Engine.Record(core.Event{Time: s.m.Clock.Now(), Due: last.Add(sb.idleTTL), Protocol: "lapse", Entity: sb.id,
 			Rule: "EM-5", Action: core.ActionDeletedIdle,
@@ -415,7 +564,7 @@ func (s *sandboxes) view(sb *sandbox, host string) dashboard.Sandbox {
 	}
 	hp := func(a net.Addr) string { return net.JoinHostPort(host, port(a)) }
 	v := dashboard.Sandbox{ID: sb.id, Created: sb.created.UTC(), LastUsed: time.Unix(0, sb.lastUsed.Load()).UTC(),
-		IdleTTLSeconds: int64(sb.idleTTL / time.Second), ClockOf: sb.clock}
+		IdleTTLSeconds: int64(sb.idleTTL / time.Second), Durable: sb.folder != "", ClockOf: sb.clock}
 	if m.Control != nil && m.Control.Addr() != nil {
 		v.Control = "http://" + hp(m.Control.Addr()) + "/api/sandboxes/" + sb.id
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -418,5 +419,59 @@ func TestSandbox_RabbitMQVhostRoutesConnections(t *testing.T) {
 	}
 	if _, err := amqp.Dial(sb.RabbitMQ.URL); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("a deleted sandbox's vhost: %v", err)
+	}
+}
+
+// issue 29.1. A durable sandbox comes back after a restart of lapse with
+// its id, its keys, its clock where it stood and its entities; one in
+// memory does not. Deleted, its folder is gone.
+func TestSandbox_DurableComesBackAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	m := MustStart(t, "--data", dir, "--clock", "frozen")
+	durable := mustSandbox(t, m, `{"durable":true,"time":"2031-01-01T00:00:00Z"}`)
+	if !durable.Durable {
+		t.Fatalf("durable: %+v", durable)
+	}
+	inMemory := mustSandbox(t, m, `{}`)
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	mustCosmosTTLItem(t, cosmosClientKey(t, m, durable.Cosmos.Key, tr), 3600, "kept")
+	if st := MustAPI(t, m).post("/api/sandboxes/"+durable.ID+"/api/clock/advance", `{"by":"30m"}`, nil); st != http.StatusOK {
+		t.Fatalf("advance: %d", st)
+	}
+	tr.CloseIdleConnections()
+	if err := m.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	m = MustStart(t, "--data", dir, "--clock", "frozen")
+	var back dashboard.Sandbox
+	if st := MustAPI(t, m).get("/api/sandboxes/"+durable.ID, &back); st != http.StatusOK {
+		t.Fatalf("the durable sandbox after a restart: %d", st)
+	}
+	if back.Cosmos.Key != durable.Cosmos.Key || back.ServiceBus.Key != durable.ServiceBus.Key || back.Clock.Now != "2031-01-01T00:30:00Z" || back.Clock.Mode != core.ClockFrozen {
+		t.Fatalf("after a restart: %+v, before %+v", back, durable)
+	}
+	if st := MustAPI(t, m).get("/api/sandboxes/"+inMemory.ID, nil); st != http.StatusNotFound {
+		t.Fatalf("a sandbox in memory after a restart: %d", st)
+	}
+	c, _ := cosmosClientKey(t, m, durable.Cosmos.Key, tr).NewContainer("db", "c")
+	pk := azcosmos.NewPartitionKeyString("p")
+	if _, err := c.ReadItem(context.Background(), pk, "kept", nil); err != nil {
+		t.Fatalf("the durable sandbox's item after a restart: %v", err)
+	}
+	// Its TTL of an hour runs on its own clock, kept across the restart.
+	MustAPI(t, m).post("/api/sandboxes/"+durable.ID+"/api/clock/advance", `{"by":"31m"}`, nil)
+	if _, err := c.ReadItem(context.Background(), pk, "kept", nil); cosmosStatus(err) != http.StatusNotFound {
+		t.Fatalf("the item outlived its TTL: %v", err)
+	}
+	if st := MustAPI(t, m).do("DELETE", "/api/sandboxes/"+durable.ID, "", nil); st != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", st)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sandboxes", durable.ID)); !os.IsNotExist(err) {
+		t.Fatalf("a deleted durable sandbox's folder: %v", err)
+	}
+	if st := MustAPI(t, m).post("/api/sandboxes", `{"durable":true}`, nil); st != http.StatusCreated {
+		t.Fatalf("a second durable sandbox: %d", st)
 	}
 }

@@ -159,6 +159,9 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	log.Info("listening", "listener", "cosmos", "addr", m.Cosmos.Addr().String())
+	// The durable sandboxes come back before the control port opens, as
+	// the default world's entities do.
+	m.sandboxes.restore(ctx)
 	// The control port is served last (issue 16.6): /healthz answers ok
 	// only once every other listener accepts, and what GET /api/info reads
 	// is set before its first request. Bound since the start, it holds a
