@@ -46,6 +46,7 @@ const sandboxReapEvery = time.Second
 
 // sandbox is one world of its own.
 type sandbox struct {
+	wall    func() time.Time // the wall clock its clock follows
 	id      string
 	created time.Time // wall clock
 	idleTTL time.Duration
@@ -158,10 +159,24 @@ type sandboxMeta struct {
 	Clock          sandboxClock             `json:"clock"`
 }
 
-// sandboxClock is a sandbox clock's state: its time and whether it stands.
+// sandboxClock is a sandbox clock's state: its mode, and its time, which a
+// running clock keeps as its distance from the wall clock (newClock).
 type sandboxClock struct {
-	Now    time.Time `json:"now"`
-	Frozen bool      `json:"frozen"`
+	Mode core.ClockMode `json:"mode"`
+	Now  time.Time      `json:"now"`
+	// Ahead is how far ahead of the wall an offset clock runs.
+	Ahead time.Duration `json:"ahead,omitempty"`
+}
+
+// newClock returns the clock of state c, on wall.
+func (c sandboxClock) newClock(wall func() time.Time) *core.Clock {
+	switch c.Mode {
+	case core.ClockFrozen:
+		return core.NewClockAt(wall, c.Now, true)
+	case core.ClockOffset:
+		return core.NewClockAt(wall, wall().Add(c.Ahead), false)
+	}
+	return core.NewClock(wall)
 }
 
 // sandboxMetaFile is the name of a durable sandbox's sandbox.json.
@@ -179,10 +194,10 @@ func (s *sandboxes) Create(ctx context.Context, req dashboard.SandboxRequest, ho
 	}
 	m := s.m
 	meta := sandboxMeta{ID: newSandboxID(), Created: m.Wall().UTC(), IdleTTLSeconds: int64(idle / time.Second),
-		ServiceBusKey: newKey(32), CosmosKey: newKey(64), Request: req, Clock: sandboxClock{Now: m.Wall().UTC()}}
+		ServiceBusKey: newKey(32), CosmosKey: newKey(64), Request: req, Clock: sandboxClock{Mode: core.ClockReal}}
 	switch req.Clock {
 	case "", "frozen":
-		meta.Clock.Frozen = true
+		meta.Clock = sandboxClock{Mode: core.ClockFrozen, Now: m.Wall().UTC()}
 	case "running":
 	default:
 		return dashboard.Sandbox{}, core.Errorf(core.EINVALID, "clock %q: use frozen or running", req.Clock)
@@ -192,7 +207,11 @@ func (s *sandboxes) Create(ctx context.Context, req dashboard.SandboxRequest, ho
 		if err != nil {
 			return dashboard.Sandbox{}, core.Errorf(core.EINVALID, "time %q is not RFC 3339: %v", req.Time, err)
 		}
-		meta.Clock.Now = t.UTC()
+		if meta.Clock.Mode == core.ClockFrozen {
+			meta.Clock.Now = t.UTC()
+		} else {
+			meta.Clock = sandboxClock{Mode: core.ClockOffset, Ahead: t.Sub(m.Wall())}
+		}
 	}
 	if req.Durable && m.Config.Data == ":memory:" {
 		return dashboard.Sandbox{}, core.Errorf(core.EINVALID, "this lapse keeps nothing (--data :memory:): a durable sandbox needs a data folder")
@@ -215,10 +234,10 @@ func (s *sandboxes) folder(id string) string {
 // its configuration, and registers it.
 func (s *sandboxes) open(ctx context.Context, meta sandboxMeta) (sb *sandbox, err error) {
 	m := s.m
-	sb = &sandbox{id: meta.ID, created: meta.Created, idleTTL: time.Duration(meta.IdleTTLSeconds) * time.Second,
+	sb = &sandbox{wall: m.Wall, id: meta.ID, created: meta.Created, idleTTL: time.Duration(meta.IdleTTLSeconds) * time.Second,
 		sbKey: meta.ServiceBusKey, dbKey: meta.CosmosKey, req: meta.Request}
 	sb.lastUsed.Store(m.Wall().UnixNano())
-	sb.clock = core.NewClockAt(m.Wall, meta.Clock.Now, meta.Clock.Frozen)
+	sb.clock = meta.Clock.newClock(m.Wall)
 	log := s.log.With("sandbox", sb.id)
 	var st core.Store = core.NewMemStore()
 	if meta.Request.Durable {
@@ -291,7 +310,8 @@ func (sb *sandbox) saveMeta() error {
 	sb.metaMu.Lock()
 	defer sb.metaMu.Unlock()
 	meta := sb.meta
-	meta.Clock = sandboxClock{Now: sb.clock.Now().UTC(), Frozen: sb.clock.Mode() == core.ClockFrozen}
+	now := sb.clock.Now()
+	meta.Clock = sandboxClock{Mode: sb.clock.Mode(), Now: now.UTC(), Ahead: now.Sub(sb.wall())}
 	b, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
 		return err
