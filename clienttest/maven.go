@@ -39,11 +39,12 @@ func MavenArgs() []string {
 
 // MavenTests runs the JUnit tests of the Maven project in dir with `mvn
 // test` (only those of filter, Surefire's -Dtest, when it is not empty),
-// with env added to the environment, within timeout, and checks from
-// Surefire's reports that each class of want ran exactly the test methods
-// it lists, all passing. The project must be compiled first (.ci/run: mvn
-// test-compile dependency:build-classpath).
-func MavenTests(t *testing.T, dir string, env []string, filter string, timeout time.Duration, want map[string][]string) {
+// with env added to the environment and more after mvn's other arguments
+// (-o, -Dname=value), within timeout, and checks from Surefire's reports
+// that each class of want ran exactly the test methods it lists, all
+// passing. The project must be compiled first (.ci/run: mvn test-compile
+// dependency:build-classpath).
+func MavenTests(t *testing.T, dir string, env []string, filter string, timeout time.Duration, want map[string][]string, more ...string) {
 	t.Helper()
 	mvn, err := exec.LookPath("mvn")
 	if err != nil {
@@ -55,7 +56,7 @@ func MavenTests(t *testing.T, dir string, env []string, filter string, timeout t
 	if err := os.RemoveAll(reports); err != nil {
 		t.Fatal(err)
 	}
-	args := append(MavenArgs(), "test")
+	args := append(append(MavenArgs(), more...), "test")
 	if filter != "" {
 		args = append(args, "-Dtest="+filter)
 	}

@@ -269,7 +269,8 @@ type Event struct {
 	// database and id, "shop/carts".
 	Entity string
 	// Item is the item's sequence number, 0 for an event of the entity;
-	// ItemKey its key where it has one (a Cosmos item's id).
+	// ItemKey its key where it has one (a Cosmos item's partition key and
+	// id, as ["ann"]cart).
 	Item    uint64
 	ItemKey string
 	// Session is the session whose lock ran out, for such an event.
