@@ -222,7 +222,32 @@ func (s *Server) LoadDefinitions(r io.Reader) error {
 	if err != nil {
 		return core.Errorf(core.EINVALID, "the definitions are not a JSON object")
 	}
+	if own := s.Vhost(); own != vhostDefault {
+		ownVhost(defs, own)
+	}
 	return s.importDefinitions(defs, "", "")
+}
+
+// ownVhost makes the default vhost "/" of definitions stand for own, a
+// broker's vhost that is not "/" (a sandbox's, issue 29): the definitions
+// a test gives the default world declare the same in a sandbox.
+func ownVhost(defs map[string]any, own string) {
+	for category, v := range defs {
+		list, _ := v.([]any)
+		for _, item := range list {
+			entry, ok := item.(map[string]any)
+			if !ok {
+				continue
+			}
+			field := "vhost"
+			if category == "vhosts" {
+				field = "name"
+			}
+			if entry[field] == vhostDefault {
+				entry[field] = own
+			}
+		}
+	}
 }
 
 // importDefinitions merges decoded definitions: into vhost vh only (its

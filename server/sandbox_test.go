@@ -475,3 +475,34 @@ func TestSandbox_DurableComesBackAfterRestart(t *testing.T) {
 		t.Fatalf("a second durable sandbox: %d", st)
 	}
 }
+
+// issue 29.1 (RabbitMQ). The definitions a sandbox is made with are those
+// the default world takes: their vhost "/" stands for the sandbox's own.
+func TestSandbox_RabbitMQDefinitionsDeclareInItsVhost(t *testing.T) {
+	m := MustStart(t, "--clock", "frozen")
+	defs, err := os.ReadFile("../examples/config/definitions.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]any{"rabbitmqDefinitions": json.RawMessage(defs)})
+	sb := mustSandbox(t, m, string(body))
+	conn, err := amqp.Dial(sb.RabbitMQ.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.QueueDeclarePassive("orders", true, false, false, false, nil); err != nil {
+		t.Fatalf("the definitions' queue in the sandbox: %v", err)
+	}
+	var entities []map[string]any
+	MustAPI(t, m).get("/api/entities?protocol=rabbitmq", &entities)
+	for _, e := range entities {
+		if name, _ := e["name"].(string); strings.Contains(name, "orders") {
+			t.Fatalf("the default world has the sandbox's %s", name)
+		}
+	}
+}
