@@ -112,10 +112,11 @@ type Server struct {
 	lastUnique lastUnique
 	// scripts runs server-side scripts (sprocs.go).
 	scripts *script.Runner
-	// routed is the server's routes past the gateway's rewriting (route);
-	// gin is their engine.
-	routed http.Handler
-	gin    *gin.Engine
+	// handler is the server's routes, built once (routes); routed is them
+	// past the gateway's rewriting (route), gin their engine.
+	handler func() http.Handler
+	routed  http.Handler
+	gin     *gin.Engine
 	// recent are the worlds the port found last (findWorld), the default
 	// world's; closed is set by Close, after which no request is routed
 	// to the server.
@@ -158,7 +159,12 @@ func NewServer(cfg Config) (*Server, error) {
 	s.account.setConsistency(level)
 	s.etags.init()
 	s.acts.init()
-	s.Server = httpserver.New("Cosmos DB API", cfg.Addr, s.routes(), log)
+	// The routes are built at the first request: a sandbox's server
+	// (issue 29) that no Cosmos DB client uses does not keep them.
+	s.handler = sync.OnceValue(s.routes)
+	s.Server = httpserver.New("Cosmos DB API", cfg.Addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.handler().ServeHTTP(w, r)
+	}), log)
 	if cfg.Worlds != nil {
 		s.SetConnContext(withConnWorld)
 	}

@@ -109,6 +109,7 @@ func (s *Server) route(h http.Handler) http.Handler {
 		if to.cfg.Used != nil {
 			to.cfg.Used()
 		}
+		to.handler()
 		to.routed.ServeHTTP(w, r)
 	})
 }

@@ -20,6 +20,7 @@ func TestResourceOfPathAgreesWithRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.handler()
 	g := gin.New()
 	g.UseRawPath, g.UnescapePathValues = true, false
 	var typ, link string

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dop251/goja"
@@ -130,6 +131,11 @@ type Runner struct {
 //go:embed prelude.js
 var preludeSource string
 
+// prelude is the server-side API, compiled once for every Runner: a
+// compiled goja.Program is immutable and runs in any runtime, so the
+// Runner of each sandbox (issue 29) does not compile it again.
+var prelude = sync.OnceValue(func() *goja.Program { return goja.MustCompile("prelude.js", preludeSource, true) })
+
 // New returns a Runner with limits.
 func New(limits Limits) *Runner {
 	if limits.Time <= 0 {
@@ -141,7 +147,7 @@ func New(limits Limits) *Runner {
 	if limits.MaxBodySize <= 0 {
 		limits.MaxBodySize = 2 << 20
 	}
-	return &Runner{limits: limits, prelude: goja.MustCompile("prelude.js", preludeSource, true), progs: map[string]*goja.Program{}}
+	return &Runner{limits: limits, prelude: prelude(), progs: map[string]*goja.Program{}}
 }
 
 // compile returns the program of a function's source, compiled once.
