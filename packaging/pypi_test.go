@@ -427,6 +427,9 @@ func TestIssue30_4_WheelInstallsLapseAndThePlugin(t *testing.T) {
 	if out := pypiRun(t, work, nil, lapse, "version"); !strings.HasPrefix(out, "lapse "+stamped+" (") {
 		t.Errorf("%s version = %q, want lapse %s (...)", lapse, out, stamped)
 	}
+	if out := pypiRun(t, work, nil, vpython, "-m", "lapse_emulator", "version"); !strings.HasPrefix(out, "lapse "+stamped+" (") {
+		t.Errorf("python -m lapse_emulator version = %q, want lapse %s (...)", out, stamped)
+	}
 	got := strings.TrimSpace(pypiRun(t, work, nil, vpython, "-c", "import lapse_emulator; print(lapse_emulator.binary_path())"))
 	if st, err := os.Stat(got); err != nil || st.IsDir() {
 		t.Errorf("lapse_emulator.binary_path() = %q, not a file: %v", got, err)
