@@ -339,11 +339,11 @@ func (p *npmProject) startLapse(t *testing.T, command ...string) (string, *exec.
 	for !npmHealthy(url) {
 		select {
 		case err := <-exited:
-			t.Fatalf("%s serve exited before /healthz answered: %v\n%s", strings.Join(command, " "), err, out.String())
+			t.Fatalf("%s serve exited before /healthz answered: %v", strings.Join(command, " "), err)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s serve: /healthz did not answer on %s in 60 s\n%s", strings.Join(command, " "), control, out.String())
+			t.Fatalf("%s serve: /healthz did not answer on %s in 60 s", strings.Join(command, " "), control)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
