@@ -27,7 +27,8 @@ const module = "github.com/lapse-emulator/lapse"
 // rules) and imports nothing; examples holds programs that use only the
 // SDKs, and the test that runs them; reliability, the standing suite
 // that drives the built binary, imports only the control API client,
-// internal/control. An internal package counts as "internal/NAME".
+// internal/control; packaging, the tests of the release's packages, only
+// clienttest. An internal package counts as "internal/NAME".
 var allowed = map[string][]string{
 	"core":        {},
 	"httpserver":  {"core"},
@@ -44,6 +45,7 @@ var allowed = map[string][]string{
 	"examples":    {"clienttest"},
 	"internal":    {},
 	"reliability": {"internal/control"},
+	"packaging":   {"clienttest"},
 	"cmd":         {"*"},
 	"":            {"*"}, // this package
 }
