@@ -94,11 +94,8 @@ func MustReleaseArchives(tb testing.TB, dist, version string) map[string]release
 	}
 	for _, pl := range releasePlatforms {
 		if _, ok := archives[pl]; !ok {
-			tb.Errorf("%s: no archive for %s", dist, pl)
+			tb.Fatalf("%s: no archive for %s", dist, pl)
 		}
-	}
-	if tb.Failed() {
-		tb.FailNow()
 	}
 	return archives
 }
