@@ -4,15 +4,19 @@
 # line below as written, lays out a root as the COPY lines say and runs the
 # binary there as USER, with ENV, ENTRYPOINT, CMD and HEALTHCHECK as below.
 
-FROM golang:1.26 AS build
+# The build stage runs on the builder's own platform and cross-compiles for
+# the image's (docker buildx build --platform linux/amd64,linux/arm64):
+# Go needs no emulator for that, only GOOS and GOARCH.
+FROM --platform=$BUILDPLATFORM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
+ARG TARGETOS TARGETARCH
 ARG VERSION=dev
 # A static binary (CGO_ENABLED=0: the SQLite driver is pure Go), an empty
 # data folder and a /tmp for SQLite's temporary files, to copy into scratch.
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/lapse ./cmd/lapse \
+RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/lapse ./cmd/lapse \
  && mkdir -p /out/data /out/tmp \
  && chmod 1777 /out/tmp
 

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"debug/elf"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,6 +24,7 @@ type dockerfile struct {
 // dockerStage is one FROM of a Dockerfile and the instructions under it.
 type dockerStage struct {
 	from, name string
+	platform   string // FROM's --platform, as written
 	instrs     []dockerInstr
 }
 
@@ -58,6 +61,12 @@ func MustDockerfile(tb testing.TB, path string) dockerfile {
 		if in.cmd == "FROM" {
 			st := dockerStage{}
 			words := strings.Fields(in.args)
+			for len(words) > 1 && strings.HasPrefix(words[0], "--") {
+				if p, ok := strings.CutPrefix(words[0], "--platform="); ok {
+					st.platform = p
+				}
+				words = words[1:]
+			}
 			st.from = words[0]
 			if len(words) == 3 && strings.EqualFold(words[1], "AS") {
 				st.name = words[2]
@@ -189,16 +198,21 @@ func (st dockerStage) copies(tb testing.TB) []dockerCopy {
 
 // goBuild returns the `go build` command of the build stage's RUN, split
 // into its environment assignments and its arguments, with the stage's ARG
-// defaults (or args) expanded.
+// defaults (or args) expanded. As in Docker, a build argument reaches RUN
+// only through an ARG of the stage (one ARG may declare several), and an
+// ARG without a default and not given is empty; buildx gives TARGETOS and
+// TARGETARCH the platform being built.
 func (st dockerStage) goBuild(tb testing.TB, buildArgs map[string]string) (env, argv []string, run string) {
 	tb.Helper()
 	vars := map[string]string{}
 	for _, a := range st.all("ARG") {
-		k, v, _ := strings.Cut(a, "=")
-		vars[k] = v
-	}
-	for k, v := range buildArgs {
-		vars[k] = v
+		for _, decl := range strings.Fields(a) {
+			k, v, _ := strings.Cut(decl, "=")
+			if given, ok := buildArgs[k]; ok {
+				v = given
+			}
+			vars[k] = v
+		}
 	}
 	for _, run := range st.all("RUN") {
 		for _, part := range strings.Split(run, "&&") {
@@ -217,6 +231,75 @@ func (st dockerStage) goBuild(tb testing.TB, buildArgs map[string]string) (env, 
 	}
 	tb.Fatal("Dockerfile: no RUN with go build")
 	return nil, nil, ""
+}
+
+// MustDockerGoBuild runs the build stage's go build line as written, with
+// buildArgs, in the repository (WORKDIR /src after COPY . .), its binary
+// written to bin instead of its -o; it returns the -o the Dockerfile says
+// and the RUN line.
+func MustDockerGoBuild(tb testing.TB, build dockerStage, buildArgs map[string]string, bin string) (out, run string) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("builds the image's binary")
+	}
+	env, argv, run := build.goBuild(tb, buildArgs)
+	for i, a := range argv {
+		if a == "-o" && i+1 < len(argv) {
+			out = argv[i+1]
+			argv[i+1] = bin
+		}
+	}
+	if out == "" {
+		tb.Fatalf("Dockerfile's go build %v has no -o", argv)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = filepath.Join("..", "..")
+	cmd.Env = append(os.Environ(), env...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("%s %s: %v\n%s", strings.Join(env, " "), strings.Join(argv, " "), err, b)
+	}
+	return out, run
+}
+
+// elfMachines is the ELF machine of each GOARCH the image is built for.
+var elfMachines = map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
+
+// mustELFMachine reads the machine of the static ELF executable at path.
+func mustELFMachine(tb testing.TB, path string) elf.Machine {
+	tb.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		tb.Fatalf("%s: not an ELF file: %v", path, err)
+	}
+	defer f.Close()
+	if f.Type != elf.ET_EXEC {
+		tb.Errorf("%s: ELF type %v, want an executable", path, f.Type)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			tb.Errorf("%s asks for a program interpreter: not static, scratch has no libc", path)
+		}
+	}
+	return f.Machine
+}
+
+// issue 30.2: the image is built for linux/amd64 and linux/arm64 without
+// emulation: the build stage runs on the builder's platform
+// (--platform=$BUILDPLATFORM) and its go build line cross-compiles for the
+// one buildx gives as TARGETOS and TARGETARCH. Run here as written, with
+// TARGETARCH=arm64, it makes an arm64 binary (the amd64 one is the one
+// TestImageServesEveryProtocolFromAnEmptyRoot runs).
+func TestIssue30_2_DockerfileCrossCompilesForTheTargetPlatform(t *testing.T) {
+	df := MustDockerfile(t, filepath.Join("..", "..", "Dockerfile"))
+	build := df.stage(t, "build")
+	if build.platform != "$BUILDPLATFORM" {
+		t.Errorf("the build stage is FROM --platform=%q %s: want --platform=$BUILDPLATFORM, or buildx runs go under emulation for arm64", build.platform, build.from)
+	}
+	bin := filepath.Join(t.TempDir(), "lapse")
+	MustDockerGoBuild(t, build, map[string]string{"VERSION": "v1.2.3", "TARGETOS": "linux", "TARGETARCH": "arm64"}, bin)
+	if got := mustELFMachine(t, bin); got != elf.EM_AARCH64 {
+		t.Errorf("the Dockerfile's go build with TARGETOS=linux TARGETARCH=arm64 made a binary for %v, want %v", got, elf.EM_AARCH64)
+	}
 }
 
 // shellWords splits s into words as a POSIX shell does for the simple

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,8 +44,6 @@ func MustScratchImage(t *testing.T, version string) *scratchImage {
 	if final.from != "scratch" {
 		t.Fatalf("the image is FROM %s, not scratch", final.from)
 	}
-	env, argv, run := build.goBuild(t, map[string]string{"VERSION": version})
-
 	// The root, and a folder beside it for the build's output; not
 	// t.TempDir, whose folders only root can enter.
 	base, err := os.MkdirTemp("", "lapse-image-")
@@ -61,21 +60,12 @@ func MustScratchImage(t *testing.T, version string) *scratchImage {
 			t.Fatal(err)
 		}
 	}
-	out := ""
-	for i, a := range argv {
-		if a == "-o" && i+1 < len(argv) {
-			out = argv[i+1]
-			argv[i+1] = filepath.Join(base, "out")
-		}
-	}
-	if out == "" {
-		t.Fatalf("Dockerfile's go build %v has no -o", argv)
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = repoRoot // WORKDIR /src after COPY . .
-	cmd.Env = append(os.Environ(), env...)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", strings.Join(env, " "), strings.Join(argv, " "), err, b)
+	// The platform buildx builds for: this machine's, whose binary runs
+	// here (linux/amd64 in CI); TestIssue30_2_DockerfileCrossCompiles
+	// checks the arm64 one's header.
+	out, run := MustDockerGoBuild(t, build, map[string]string{"VERSION": version, "TARGETOS": "linux", "TARGETARCH": runtime.GOARCH}, filepath.Join(base, "out"))
+	if got := mustELFMachine(t, filepath.Join(base, "out")); got != elfMachines[runtime.GOARCH] {
+		t.Fatalf("the Dockerfile's go build with TARGETARCH=%s made a binary for %v", runtime.GOARCH, got)
 	}
 
 	// COPY --from=build: the binary, and the folders the RUN made (mode
