@@ -104,6 +104,27 @@ func (b *browser) waitJS(what, expr string) {
 	b.run("wait for "+what, chromedp.Poll(expr, nil, chromedp.WithPollingTimeout(20*time.Second)))
 }
 
+// waitNavigated waits until the page at path has loaded, after an action
+// of the page took the browser there: while it navigates, the old page's
+// JavaScript context is gone and a poll of it fails, so the location is
+// read again until it is path.
+func (b *browser) waitNavigated(path string) {
+	b.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var loc string
+		err := chromedp.Run(b.ctx, chromedp.Evaluate(`document.readyState === "complete" ? location.pathname : ""`, &loc))
+		if err == nil && loc == path {
+			b.run("wait for "+path, chromedp.WaitVisible("main.page", chromedp.ByQuery))
+			return
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("the browser did not reach %s: at %q (%v)", path, loc, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // shot saves a screenshot of the whole page as name.png.
 func (b *browser) shot(name string) {
 	b.t.Helper()
@@ -349,7 +370,8 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.waitJS("the picker with the sandbox", `!document.getElementById("world-picker").hidden && [...document.querySelectorAll("#world option")].some(o => o.value === "/sandboxes/`+box.ID+`/")`)
 		b.run("choose the sandbox", chromedp.SetValue("#world", "/sandboxes/"+box.ID+"/", chromedp.ByQuery),
 			chromedp.Evaluate(`document.getElementById("world").dispatchEvent(new Event("change"))`, nil))
-		b.waitJS("the sandbox's overview", `location.pathname === "/sandboxes/`+box.ID+`/" && document.body.textContent.includes("only-here") && document.getElementById("clock-now").textContent.includes("2031")`)
+		b.waitNavigated("/sandboxes/" + box.ID + "/")
+		b.waitJS("the sandbox's overview", `document.body.textContent.includes("only-here") && document.getElementById("clock-now").textContent.includes("2031")`)
 		b.shot("10-sandbox")
 		b.run("click +1h", chromedp.Click(`button[data-advance="1h"]`, chromedp.ByQuery))
 		b.waitJS("the sandbox's clock an hour on", textIn("#clock-now", "2031-02-03 05:05"))
