@@ -24,7 +24,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/lapse-emulator/lapse/clienttest"
 )
@@ -369,9 +368,6 @@ func TestIssue30_1_ArchivesHoldTheRightBinaries(t *testing.T) {
 	}
 }
 
-// listening is the line lapse logs when its control API is up.
-var listening = regexp.MustCompile(`msg=listening listener=control addr=\S*:(\d+)`)
-
 // issue 30.1: the linux/amd64 archive's binary, as a user unpacks it,
 // prints the stamped version, serves on free ports and passes its own
 // health check; stopped, it fails it.
@@ -395,50 +391,8 @@ func TestIssue30_1_LinuxAMD64Starts(t *testing.T) {
 		t.Errorf("lapse version: %v %q, want %q...", err, out, want)
 	}
 
-	serve := exec.Command(bin, "serve", "--data", filepath.Join(t.TempDir(), "data"),
-		"--amqp-addr", "127.0.0.1:0", "--amqps-addr", "127.0.0.1:0", "--cosmos-addr", "127.0.0.1:0",
-		"--servicebus-admin-addr", "127.0.0.1:0", "--rabbitmq-management-addr", "127.0.0.1:0",
-		"--control-addr", "127.0.0.1:0")
-	serve.Env = []string{"LAPSE_LOG_LEVEL=info"}
-	serve.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stderr, err := serve.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	var log bytes.Buffer
-	port := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			log.WriteString(sc.Text() + "\n")
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				port <- m[1]
-			}
-		}
-		exited <- serve.Wait()
-	}()
-	stopped := false
-	t.Cleanup(func() {
-		if !stopped {
-			_ = serve.Process.Kill()
-			<-exited
-		}
-	})
-	var url string
-	select {
-	case p := <-port:
-		url = "http://127.0.0.1:" + p
-	case err := <-exited:
-		stopped = true
-		t.Fatalf("lapse serve exited before listening: %v\n%s", err, log.String())
-	case <-time.After(30 * time.Second):
-		t.Fatal("lapse serve did not log its control address in 30 s")
-	}
-
+	lapse := mustServe(t, bin, filepath.Join(t.TempDir(), "data"))
+	url := lapse.url
 	healthcheck := func() error {
 		out, err := exec.Command(bin, "healthcheck", "--control-url", url).CombinedOutput()
 		if err != nil {
@@ -450,17 +404,8 @@ func TestIssue30_1_LinuxAMD64Starts(t *testing.T) {
 		t.Errorf("lapse healthcheck --control-url %s: %v", url, err)
 	}
 
-	if err := serve.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-exited:
-		stopped = true
-		if err != nil {
-			t.Errorf("lapse serve after SIGTERM: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("lapse serve did not stop within 10 s of SIGTERM")
+	if err := lapse.stop(syscall.SIGTERM); err != nil {
+		t.Errorf("lapse serve after SIGTERM: %v", err)
 	}
 	if err := healthcheck(); err == nil {
 		t.Error("lapse healthcheck passed with lapse stopped")

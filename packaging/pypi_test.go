@@ -2,14 +2,12 @@ package packaging
 
 import (
 	"archive/zip"
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/csv"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -278,73 +276,6 @@ func pypiRun(t *testing.T, dir string, env []string, name string, args ...string
 	return string(out)
 }
 
-// pypiListening is the log line of lapse's control listener.
-var pypiListening = regexp.MustCompile(`msg=listening listener=control addr=(\S+)`)
-
-// pypiServe starts the installed lapse on free loopback ports with no
-// data kept, waits until /healthz answers, and returns its control API's
-// URL; lapse is stopped at the end of the test.
-func pypiServe(t *testing.T, lapse string) string {
-	t.Helper()
-	cmd := exec.Command(lapse, "serve", "--data", ":memory:", "--log-level", "info",
-		"--amqp-addr", "127.0.0.1:0", "--amqps-addr", "127.0.0.1:0", "--cosmos-addr", "127.0.0.1:0",
-		"--servicebus-admin-addr", "127.0.0.1:0", "--rabbitmq-management-addr", "127.0.0.1:0", "--control-addr", "127.0.0.1:0")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	var log bytes.Buffer
-	addr := make(chan string, 1)
-	go func() {
-		defer close(exited)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			log.WriteString(sc.Text() + "\n")
-			if m := pypiListening.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-		cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-	})
-	var url string
-	select {
-	case a := <-addr:
-		url = "http://" + a
-	case <-exited:
-		t.Fatalf("the installed lapse exited before it listened:\n%s", log.String())
-	case <-time.After(30 * time.Second):
-		t.Fatal("the installed lapse did not log its control address in 30 s")
-	}
-	client := &http.Client{Timeout: 2 * time.Second}
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		resp, err := client.Get(url + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return url
-			}
-			err = fmt.Errorf("status %d", resp.StatusCode)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("GET %s/healthz: %v", url, err)
-		}
-		time.Sleep(50 * time.Millisecond) // readiness, not an expiry
-	}
-}
-
 // pluginTest is the test pytest runs with the installed plugin: it moves
 // its sandbox's clock and reads it back.
 const pluginTest = `import datetime as dt
@@ -445,7 +376,7 @@ func TestIssue30_4_WheelInstallsLapseAndThePlugin(t *testing.T) {
 		t.Errorf("PEP 440 reads %q as %q", version, got)
 	}
 
-	url := pypiServe(t, lapse)
+	url := mustServe(t, lapse, ":memory:").url
 	tests := filepath.Join(work, "tests")
 	if err := os.MkdirAll(tests, 0o755); err != nil {
 		t.Fatal(err)
