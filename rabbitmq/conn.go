@@ -495,7 +495,12 @@ func (c *conn) frame(f wire.Frame) error {
 			return err
 		}
 		if _, ok := m.(*wire.ChannelOpen); !ok {
-			return connectionError(wire.ChannelError, "expected 'channel.open'")
+			// RabbitMQ names the method it got instead, as it does for
+			// every error a method causes (difftest's
+			// CloseAfterCloseOkIsAChannelError).
+			e := connectionError(wire.ChannelError, "expected 'channel.open'")
+			e.classID, e.methodID, _ = wire.PeekMethod(f.Payload)
+			return e
 		}
 		return c.openChannel(f.Channel)
 	}

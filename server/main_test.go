@@ -51,6 +51,18 @@ func MustStart(tb testing.TB, args ...string) *Main {
 // MustStartWall is MustStart with wall as the wall clock (nil for the real one).
 func MustStartWall(tb testing.TB, wall func() time.Time, args ...string) *Main {
 	tb.Helper()
+	return mustStart(tb, wall, slog.LevelDebug, args...)
+}
+
+// MustStartQuiet is MustStart logging only warnings and errors, for a test
+// whose many requests would bury its failures in CI's excerpt of the log.
+func MustStartQuiet(tb testing.TB, args ...string) *Main {
+	tb.Helper()
+	return mustStart(tb, nil, slog.LevelWarn, args...)
+}
+
+func mustStart(tb testing.TB, wall func() time.Time, level slog.Level, args ...string) *Main {
+	tb.Helper()
 	m := NewMain()
 	m.Stderr = io.Discard
 	if wall != nil {
@@ -59,7 +71,7 @@ func MustStartWall(tb testing.TB, wall func() time.Time, args ...string) *Main {
 	if err := m.ParseFlags(serveArgs(filepath.Join(tb.TempDir(), "data"), args...), noEnv); err != nil {
 		tb.Fatal(err)
 	}
-	m.Logger = slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	m.Logger = slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: level}))
 	if err := m.Run(context.Background()); err != nil {
 		tb.Fatal(err)
 	}
