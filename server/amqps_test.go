@@ -132,6 +132,46 @@ func TestServiceBusOverTLS(t *testing.T) {
 	}
 }
 
+// issue 31.3: an SDK that always dials TLS (azservicebus without
+// UseDevelopmentEmulator, as every azservicebus before 1.7 did) given the
+// plain AMQP port's endpoint: the port sniffs the TLS handshake, and the
+// client sends and receives there over TLS with only lapse's certificate
+// trusted. Before issue 27's sniff the ClientHello was read as a protocol
+// header and refused.
+func TestServiceBusSDKOverTLSOnTheAMQPPort_Issue31_3(t *testing.T) {
+	m := MustStart(t)
+	pool, _ := MustTrustLapse(t, m)
+	ctx := sbContext(t)
+	_, port, _ := net.SplitHostPort(listenerAddr(t, m, "amqp"))
+	c, err := azservicebus.NewClientFromConnectionString(sbKeyConnString("localhost:"+port),
+		&azservicebus.ClientOptions{TLSConfig: &tls.Config{RootCAs: pool, ServerName: "localhost"}, RetryOptions: azservicebus.RetryOptions{MaxRetries: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	if _, err := MustSBAdmin(t, m).CreateQueue(ctx, "orders", nil); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.NewSender("orders", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SendMessage(ctx, &azservicebus.Message{Body: []byte("over TLS on 5672")}, nil); err != nil {
+		t.Fatalf("send over TLS to the AMQP port: %v", err)
+	}
+	r, err := c.NewReceiverForQueue("orders", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := r.ReceiveMessages(ctx, 1, nil)
+	if err != nil || len(msgs) != 1 || string(msgs[0].Body) != "over TLS on 5672" {
+		t.Fatalf("receive over TLS from the AMQP port: %v %v", msgs, err)
+	}
+	if err := r.CompleteMessage(ctx, msgs[0], nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // issue 13.5: the AMQPS port serves AMQP 0-9-1 too, as RabbitMQ's TLS
 // listener does: amqp091-go over TLS publishes, and a consumer on the plain
 // port gets the message.
