@@ -44,6 +44,7 @@ type delivery struct {
 	tag     uint64
 	q       *queue
 	seq     uint64
+	count   uint32    // the item's delivery count, this delivery included
 	c       *consumer // nil for basic.get
 	settled bool
 }
@@ -422,7 +423,7 @@ func (ch *channel) shutdown() {
 	now := ch.c.s.now()
 	for _, d := range pending {
 		if !d.settled {
-			ch.c.s.e.Release(now, d.q.key, d.seq)
+			d.q.giveBack(now, d.seq, d.count)
 		}
 	}
 	if ch.confirm != nil {

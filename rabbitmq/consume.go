@@ -111,6 +111,10 @@ func (ch *channel) dropConsumer(cs *consumer) {
 	s := ch.c.s
 	autoDelete := cs.q.removeConsumer(cs)
 	s.e.Consumers(s.now(), cs.q.key, -1)
+	if cs.q.singleActive {
+		// The next consumer may have become the active one.
+		cs.q.signal()
+	}
 	if autoDelete {
 		s.topoMu.Lock()
 		// Unless a consumer joined since: then the queue stays.
@@ -184,11 +188,11 @@ func (ch *channel) deliver(cs *consumer, q *queue, it core.Item) {
 	ch.tag++
 	tag := ch.tag
 	if !cs.noAck {
-		ch.pending = append(ch.pending, &delivery{tag: tag, q: q, seq: it.Seq, c: cs})
+		ch.pending = append(ch.pending, &delivery{tag: tag, q: q, seq: it.Seq, count: it.DeliveryCount, c: cs})
 	}
 	if b, ok := ch.c.w.begin(); ok {
 		b = wire.AppendDeliver(b, ch.id, cs.tag, tag, it.DeliveryCount > 1, m.exchange, m.key)
-		ch.c.w.end(wire.AppendContent(b, ch.id, wire.ClassBasic, q.deliveryProps(m.props, &it), it.Body, ch.c.frameMax))
+		ch.c.w.end(wire.AppendContent(b, ch.id, wire.ClassBasic, q.deliveryProps(m.props, &it, false), it.Body, ch.c.frameMax))
 	}
 	ch.mu.Unlock()
 }
@@ -230,13 +234,13 @@ func (ch *channel) get(m *wire.BasicGet) error {
 	ch.tag++
 	tag := ch.tag
 	if !m.NoAck {
-		ch.pending = append(ch.pending, &delivery{tag: tag, q: q, seq: it.Seq})
+		ch.pending = append(ch.pending, &delivery{tag: tag, q: q, seq: it.Seq, count: it.DeliveryCount})
 	}
 	ok := wire.BasicGetOk{DeliveryTag: tag, Redelivered: it.DeliveryCount > 1, Exchange: string(meta.exchange),
 		RoutingKey: string(meta.key), MessageCount: uint32(cnt.Active)}
 	ch.c.w.write(func(b []byte) []byte {
 		b = wire.AppendMethodFrame(b, ch.id, &ok)
-		return wire.AppendContent(b, ch.id, wire.ClassBasic, q.deliveryProps(meta.props, &it), it.Body, ch.c.frameMax)
+		return wire.AppendContent(b, ch.id, wire.ClassBasic, q.deliveryProps(meta.props, &it, true), it.Body, ch.c.frameMax)
 	})
 	ch.mu.Unlock()
 	return nil
@@ -323,7 +327,7 @@ func (ch *channel) apply(ds []*delivery, kind settleKind) {
 		case settleAck:
 			s.e.Complete(now, d.q.key, d.seq)
 		case settleRequeue:
-			s.e.Release(now, d.q.key, d.seq)
+			d.q.giveBack(now, d.seq, d.count)
 		case settleReject:
 			s.e.DeadLetter(now, d.q.key, d.seq, core.DeadLetterReason{Code: "rejected",
 				Description: "rejected by the consumer without requeue", Rule: "RB-9"})
@@ -358,9 +362,11 @@ func (ch *channel) recover(requeue bool) error {
 
 // deliveryProps are the properties a message is delivered with: as
 // published, except that a quorum queue adds the x-delivery-count header,
-// how many times it was delivered before (RabbitMQ 3.10's rabbit_fifo).
-func (q *queue) deliveryProps(props []byte, it *core.Item) []byte {
-	if st := q.settings.Load(); st == nil || st.Type != "quorum" {
+// how many times it was delivered before (RabbitMQ 3.10's rabbit_fifo):
+// on every basic.get (get), and on a delivery to a consumer only when it
+// is a redelivery (difftest's QuorumConsumerRedeliveryHeader).
+func (q *queue) deliveryProps(props []byte, it *core.Item, get bool) []byte {
+	if st := q.settings.Load(); st == nil || st.Type != "quorum" || !get && it.DeliveryCount <= 1 {
 		return props
 	}
 	p, err := wire.DecodeProperties(props)

@@ -1,6 +1,7 @@
 package rabbitmq
 
 import (
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -25,10 +26,13 @@ type queue struct {
 	exclusive  bool
 	autoDelete bool
 	args       map[string]any
-	owner      *conn      // the connection of an exclusive queue
-	inbound    []*binding // under Server.mu
-	settings   atomic.Pointer[adapters.RabbitQueueSettings]
-	dl         deadLetterCache // under the engine's lock
+	// singleActive is x-single-active-consumer: the oldest consumer gets
+	// every message, the next one once it goes.
+	singleActive bool
+	owner        *conn      // the connection of an exclusive queue
+	inbound      []*binding // under Server.mu
+	settings     atomic.Pointer[adapters.RabbitQueueSettings]
+	dl           deadLetterCache // under the engine's lock
 
 	// dmu keeps deliveries in queue order: it is held from taking a
 	// message out of the engine until it is written to its consumer, by the
@@ -47,11 +51,27 @@ type queue struct {
 }
 
 func (s *Server) newQueue(vhost, name string, durable, exclusive, autoDelete bool, args map[string]any) *queue {
+	sac, _ := args["x-single-active-consumer"].(bool)
 	return &queue{s: s, vhost: vhost, name: name, key: s.queueKey(vhost, name), durable: durable,
-		exclusive: exclusive, autoDelete: autoDelete, args: args, wake: make(chan struct{}, 1)}
+		exclusive: exclusive, autoDelete: autoDelete, args: args, singleActive: sac, wake: make(chan struct{}, 1)}
 }
 
 func (q *queue) setSettings(st adapters.RabbitQueueSettings) { q.settings.Store(&st) }
+
+// giveBack returns delivered message seq to q (a requeue, a channel closed
+// with it unacknowledged): count is its delivery count, this delivery
+// included, so it is also the number of times it has come back. A quorum
+// queue whose delivery limit that passes dead-letters it with reason
+// delivery_limit, or drops it without a dead-letter exchange (RB-12), as
+// RabbitMQ 3.10 does (difftest's RB12QuorumDeliveryLimitDeadLetters).
+func (q *queue) giveBack(now time.Time, seq uint64, count uint32) {
+	if lim := q.getSettings().DeliveryLimit; lim != nil && int64(count) > *lim {
+		q.s.e.DeadLetter(now, q.key, seq, core.DeadLetterReason{Code: "delivery_limit",
+			Description: fmt.Sprintf("returned %d times, over the queue's delivery limit of %d", count, *lim), Rule: "RB-12"})
+		return
+	}
+	q.s.e.Release(now, q.key, seq)
+}
 
 func (q *queue) getSettings() adapters.RabbitQueueSettings {
 	if st := q.settings.Load(); st != nil {
@@ -194,6 +214,14 @@ func (q *queue) pick() (*consumer, int) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	n := len(q.consumers)
+	if q.singleActive && n > 0 {
+		// Only the oldest consumer is active; the others wait their turn
+		// (difftest's SingleActiveConsumerTakesAll).
+		if c := q.consumers[0]; c.reserve() {
+			return c, q.next
+		}
+		return nil, 0
+	}
 	for i := 0; i < n; i++ {
 		c := q.consumers[(q.next+i)%n]
 		if c.reserve() {

@@ -78,6 +78,7 @@ func Scenarios() []Scenario {
 		connectionScenarios(),
 		dispatchScenarios(),
 		maxLengthScenarios(),
+		redeliveryScenarios(),
 	} {
 		all = append(all, group...)
 	}
