@@ -229,19 +229,28 @@ func (m *Management) replyChannels(c *gin.Context, conns []*conn) {
 	m.replyList(c, items, []string{"vhost", "name"}, true)
 }
 
-// consumerJSON is a consumer as GET /api/consumers shows it. Its channel
-// and connection are read after the queue's lock, which orders the
-// connection's handshake before.
-func consumerJSON(cs *consumer) map[string]any {
+// consumerJSON is a consumer as GET /api/consumers shows it; i is its
+// place among its queue's consumers, the oldest first. Its channel and
+// connection are read after the queue's lock, which orders the
+// connection's handshake before. Of a single-active-consumer queue's
+// consumers only the oldest is active, as RabbitMQ 3.10 shows them.
+func consumerJSON(cs *consumer, i int) map[string]any {
 	cn := cs.ch.c
+	active, status := true, "up"
+	if cs.q.singleActive {
+		active, status = i == 0, "single_active"
+		if !active {
+			status = "waiting"
+		}
+	}
 	host, port := splitAddr(cn.nc.RemoteAddr().String())
 	return map[string]any{
 		"consumer_tag":    cs.tag,
 		"exclusive":       cs.exclusive,
 		"ack_required":    !cs.noAck,
 		"prefetch_count":  cs.prefetch,
-		"active":          true,
-		"activity_status": "up",
+		"active":          active,
+		"activity_status": status,
 		"arguments":       tableJSON(cs.args),
 		"queue":           map[string]any{"name": cs.q.name, "vhost": cs.q.vhost},
 		"channel_details": map[string]any{
@@ -269,8 +278,8 @@ func (m *Management) listConsumers(c *gin.Context) {
 		if !u.seesVhost(q.vhost) {
 			continue
 		}
-		for _, cs := range q.consumersCopy() {
-			items = append(items, consumerJSON(cs))
+		for i, cs := range q.consumersCopy() {
+			items = append(items, consumerJSON(cs, i))
 		}
 	}
 	m.replyList(c, items, []string{"queue.vhost", "queue.name", "consumer_tag"}, false)

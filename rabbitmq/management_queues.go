@@ -95,6 +95,9 @@ func (m *Management) queueJSON(q *queue, full, stats bool) (map[string]any, bool
 	obj["consumer_utilisation"] = boolFloat(len(consumers) > 0)
 	obj["exclusive_consumer_tag"] = exclusiveTag
 	obj["single_active_consumer_tag"] = nil
+	if q.singleActive && len(consumers) > 0 {
+		obj["single_active_consumer_tag"] = consumers[0].tag
+	}
 	obj["head_message_timestamp"] = nil
 	obj["recoverable_slaves"] = nil
 	obj["memory"] = info.Counts.ActiveBytes
@@ -103,8 +106,8 @@ func (m *Management) queueJSON(q *queue, full, stats bool) (map[string]any, bool
 	}
 	if full {
 		details := make([]map[string]any, 0, len(consumers))
-		for _, cs := range consumers {
-			details = append(details, consumerJSON(cs))
+		for i, cs := range consumers {
+			details = append(details, consumerJSON(cs, i))
 		}
 		obj["consumer_details"] = details
 		obj["deliveries"] = []any{}

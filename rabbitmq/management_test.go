@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -608,5 +609,42 @@ func TestManagementLifecycle(t *testing.T) {
 	a.m.Handler().ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK {
 		t.Errorf("Handler: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// issue 31.6: a single-active-consumer queue names its active consumer,
+// the oldest, and shows the others waiting, with the fields and values
+// RabbitMQ 3.10.8's management API gives (read from the real broker:
+// single_active_consumer_tag, active, activity_status "single_active" or
+// "waiting"); when the active one is cancelled the next one takes over.
+func TestManagementSingleActiveConsumer(t *testing.T) {
+	f := MustServer(t)
+	a := MustManagement(t, f)
+	ch := f.MustChannel()
+	MustDeclare(t, ch, "sac", amqp.Table{"x-single-active-consumer": true})
+	for _, tag := range []string{"first", "second"} {
+		if _, err := ch.Consume("sac", tag, false, false, false, false, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	status := func() map[string]any {
+		q := a.get("/api/queues/%2F/sac").(map[string]any)
+		out := map[string]any{"tag": q["single_active_consumer_tag"]}
+		for _, c := range q["consumer_details"].([]any) {
+			c := c.(map[string]any)
+			out[c["consumer_tag"].(string)] = fmt.Sprint(c["active"], " ", c["activity_status"])
+		}
+		return out
+	}
+	want := map[string]any{"tag": "first", "first": "true single_active", "second": "false waiting"}
+	if diff := cmp.Diff(want, status()); diff != "" {
+		t.Errorf("two consumers (-want +got):\n%s", diff)
+	}
+	if err := ch.Cancel("first", false); err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]any{"tag": "second", "second": "true single_active"}
+	if diff := cmp.Diff(want, status()); diff != "" {
+		t.Errorf("after the first is cancelled (-want +got):\n%s", diff)
 	}
 }
