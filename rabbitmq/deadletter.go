@@ -16,8 +16,13 @@ import (
 // the message through the queue's dead-letter exchange, dropping it when
 // the queue has none, when that exchange does not exist, or for each
 // target queue that would close a cycle with no rejection on it. It runs
-// inside the engine's critical section.
+// inside the engine's critical section. A delayed exchange's message whose
+// delay is over comes here too, and is released (RB-15).
 func (s *Server) deadLetter(tx *core.Tx, from *core.Entity, it core.Item, why core.DeadLetterReason) {
+	if from.Kind == kindExchange {
+		s.releaseDelayed(tx, from, it) // a delayed exchange's held message (RB-15)
+		return
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	q := s.queueByKeyLocked(from.EntityKey)
