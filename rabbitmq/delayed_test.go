@@ -317,3 +317,24 @@ func TestDelayedExchange_RB15_ManagementShowsTheExchange(t *testing.T) {
 	}
 	a.must(http.MethodPut, "/api/exchanges/%2F/bad", map[string]any{"type": "x-delayed-message"}, http.StatusBadRequest)
 }
+
+// rule: RB-15. A dead letter that carries an x-delay and whose
+// dead-letter exchange is a delayed one is held there too, as the plugin
+// holds whatever its exchange routes.
+func TestDelayedExchange_RB15_DeadLetterExchangeHolds(t *testing.T) {
+	f := MustServer(t)
+	ch := f.MustChannel()
+	mustDelayedExchange(t, ch, "dlx", "fanout", false)
+	MustDeclare(t, ch, "dead", nil)
+	mustBind(t, ch, "dead", "", "dlx")
+	MustDeclare(t, ch, "q", amqp.Table{"x-message-ttl": int32(1000), "x-dead-letter-exchange": "dlx"})
+	MustPublish(t, ch, "", "q", delayed("m", int32(3000)))
+	f.advance(time.Second)
+	if n := count(t, ch, "dead"); n != 0 {
+		t.Fatalf("%d dead letters routed at once, want them held", n)
+	}
+	f.advance(3 * time.Second)
+	if got := drain(t, ch, "dead"); !cmp.Equal(got, []string{"m"}) {
+		t.Fatalf("released %q", got)
+	}
+}
