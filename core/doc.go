@@ -52,6 +52,10 @@
 //   - reports uses that renew idle leases with Touch and consumer counts
 //     with Consumers; sends, receives and peeks count by themselves.
 //
+// An entity whose Policy.OnExpire is Release holds its items until their
+// due time and then hands each to the DeadLetter hook, as a release rather
+// than a death (a RabbitMQ delayed exchange, RB-15).
+//
 // For people (the dashboard), the Describe hook says what an item is in
 // the protocol's words, and whether it is a dead letter and from where
 // (Describe, DeadLetters); the Resubmit hook says where a dead letter goes

@@ -202,7 +202,6 @@ func (e *Engine) expire(x *item, now time.Time, rule string) Action {
 	if rule == "" {
 		rule = p.Rules.Expire
 	}
-	ent.stats.Expired++
 	ev := Event{Time: now, Due: x.DueAt, Protocol: ent.Protocol, Entity: ent.Name,
 		Item: x.Seq, ItemKey: x.Key, Rule: rule, Action: ActionExpired}
 	ex := explanation{kind: explainExpired, why: x.why, ttl: x.TTL, eff: x.EffectiveTTL, text: x.Reason}
@@ -210,6 +209,19 @@ func (e *Engine) expire(x *item, now time.Time, rule string) Action {
 		e.noteChange(ent, &x.Item, nil, true)
 	}
 	e.removeItem(x)
+	if p.OnExpire == Release {
+		// The end of a hold, not a death (RB-15): no expiry nor
+		// dead-lettering is counted.
+		ev.Action, ex.kind = ActionReleased, explainReleased
+		e.events.record(ev, ex)
+		if fn := e.protos[ent.Protocol].DeadLetter; fn != nil {
+			n := ent.stats.DeadLettered
+			e.handOver(fn, ent, x, DeadLetterReason{Code: "released", Description: "the item's hold ran out", Rule: rule})
+			ent.stats.DeadLettered = n
+		}
+		return ev.Action
+	}
+	ent.stats.Expired++
 	if p.OnExpire == DeadLetter {
 		if fn := e.protos[ent.Protocol].DeadLetter; fn != nil {
 			ev.Action = ActionDeadLettered

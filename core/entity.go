@@ -80,6 +80,12 @@ const (
 	Drop ExpireAction = iota
 	// DeadLetter hands the expired item to the protocol's DeadLetterFunc.
 	DeadLetter
+	// Release hands the item to the protocol's DeadLetterFunc when its due
+	// time comes, as the end of a hold rather than a death: the entity
+	// holds items for a while and then passes them on (a RabbitMQ delayed
+	// message, RB-15). Its event's action is released, and it counts
+	// neither as expired nor as dead-lettered.
+	Release
 )
 
 // Use is one kind of operation on an entity, for idle deletion (SB-10, RB-8).

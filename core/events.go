@@ -37,6 +37,7 @@ const (
 	explainSessionLockLost
 	explainSessionItemLockLost
 	explainText // Engine.Record's: the reason as given
+	explainReleased
 )
 
 // explanation holds what an event's reason is made from, so that the text
@@ -66,6 +67,9 @@ func (x explanation) render(ev *Event) string {
 			"; the item is available again"
 	}
 	s := "TTL ran out (" + x.ttlText() + ")"
+	if x.kind == explainReleased {
+		s = "hold ran out (" + x.ttlText() + "); passed on"
+	}
 	if late := ev.Time.Sub(ev.Due); late >= time.Second {
 		// Applied late: the clock jumped past the due time, or lapse was down.
 		s += ", applied " + FormatDuration(late.Truncate(time.Millisecond)) + " after it was due"

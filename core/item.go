@@ -103,9 +103,10 @@ const (
 	ActionDeadLettered Action = "dead-lettered"
 	ActionDeletedIdle  Action = "deleted-idle"
 	ActionLockLost     Action = "lock-lost"
+	ActionReleased     Action = "released" // a held item passed on when its hold ran out (Policy.OnExpire Release)
 )
 
-// Event records one expiry, dead-lettering, idle deletion or lock loss, with
+// Event records one expiry, dead-lettering, release, idle deletion or lock loss, with
 // the rule that caused it (EM-2).
 type Event struct {
 	ID       uint64    `json:"id"`

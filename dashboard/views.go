@@ -299,9 +299,12 @@ func policyLines(p *core.Policy) []policyLine {
 	if p.Rules.Scheduled != "" {
 		add(p.Rules.Scheduled, "A scheduled item's TTL counts from its scheduled enqueue time.")
 	}
-	if p.OnExpire == core.DeadLetter {
+	switch p.OnExpire {
+	case core.DeadLetter:
 		add(p.Rules.Expire, "An expired item is dead-lettered.")
-	} else {
+	case core.Release:
+		add(p.Rules.Expire, "An item is held until its due time, then passed on.")
+	default:
 		add(p.Rules.Expire, "An expired item is dropped.")
 	}
 	if p.HeadOnly {

@@ -16,8 +16,13 @@ import (
 // the message through the queue's dead-letter exchange, dropping it when
 // the queue has none, when that exchange does not exist, or for each
 // target queue that would close a cycle with no rejection on it. It runs
-// inside the engine's critical section.
+// inside the engine's critical section. A delayed exchange's message whose
+// delay is over comes here too, and is released (RB-15).
 func (s *Server) deadLetter(tx *core.Tx, from *core.Entity, it core.Item, why core.DeadLetterReason) {
+	if from.Kind == kindExchange {
+		s.releaseDelayed(tx, from, it) // a delayed exchange's held message (RB-15)
+		return
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	q := s.queueByKeyLocked(from.EntityKey)
@@ -81,13 +86,22 @@ func (s *Server) deadLetter(tx *core.Tx, from *core.Entity, it core.Item, why co
 	props.Flags &^= wire.FlagExpiration
 	props.Expiration = ""
 
-	r := routing{keys: deathKeys, headers: props.Headers}
+	r := routing{keys: deathKeys, headers: props.Headers, delay: delayOf(props.Headers)}
 	r.route(v, dlx)
 	raw := props.Append(make([]byte, 0, 256))
 	it.Meta = appendMeta(make([]byte, 0, 8+len(*st.DeadLetterExchange)+len(deathKeys[0])+len(raw)),
 		*st.DeadLetterExchange, deathKeys[0], deathKeys[1:], raw)
 	it.TTL = core.NoTTL
-	c.out, c.ok = it.Meta, true
+	// A delayed exchange on the way holds its copy (RB-15); such a dead
+	// letter is not cached.
+	c.out, c.ok = it.Meta, len(r.held) == 0
+	for _, x := range r.held {
+		held := it
+		held.TTL, held.Persistent = core.After(time.Duration(r.delay)*time.Millisecond), x.durable
+		if _, err := tx.Enqueue(s.exchangeKey(q.vhost, x.name), held); err != nil {
+			s.log().Warn("dead-lettering failed", "exchange", x.name, "err", err)
+		}
+	}
 	deaths, _ := props.Headers["x-death"].([]any)
 	for _, target := range r.queues {
 		if isCycle(target.name, deaths) {

@@ -19,7 +19,7 @@ import (
 // queue than the one it is in is a dead letter from that queue (RB-9,
 // RB-12); one back in the queue it died in (resubmitted) is not.
 func describe(ent *core.Entity, it *core.Item) core.Description {
-	if ent.Kind != kindQueue {
+	if ent.Kind != kindQueue && ent.Kind != kindExchange { // an exchange's items are delayed messages (RB-15)
 		return core.Description{}
 	}
 	m, ok := parseMeta(it.Meta)
@@ -31,6 +31,9 @@ func describe(ent *core.Entity, it *core.Item) core.Description {
 		return core.Description{Properties: []core.Setting{{Key: "properties", Value: "undecodable: " + err.Error()}}}
 	}
 	d := core.Description{Properties: messageSettings(&m, &props)}
+	if ent.Kind != kindQueue {
+		return d
+	}
 	if dl, ok := deadLetterOf(ent.Name, &m, &props); ok {
 		d.DeadLetter = &dl.info
 	}

@@ -117,6 +117,9 @@ func (s *Server) lookupExchange(vh, name string) *exchange {
 // Callers hold topoMu.
 func (s *Server) createExchange(x *exchange) error {
 	en := core.Entity{EntityKey: s.exchangeKey(x.vhost, x.name), Kind: kindExchange, Durable: x.durable, Meta: x.meta()}
+	if x.delayed != "" {
+		en.Policy = delayedPolicy() // its items are the messages it holds (RB-15)
+	}
 	for k, v := range x.args {
 		en.Settings = append(en.Settings, core.Setting{Key: k, Value: fmt.Sprint(v)})
 	}
@@ -181,6 +184,13 @@ func (s *Server) exchangeDeclare(vh string, m *wire.ExchangeDeclare) error {
 	}
 	x := &exchange{vhost: vh, name: m.Exchange, kind: m.Type, durable: m.Durable, autoDelete: m.AutoDelete,
 		internal: m.Internal, args: m.Arguments}
+	if m.Type == delayedType {
+		t, err := checkDelayedType(m.Arguments) // RB-15
+		if err != nil {
+			return err
+		}
+		x.delayed = t
+	}
 	return s.createExchange(x)
 }
 

@@ -28,9 +28,11 @@ func (m *Management) exchangeParam(c *gin.Context, key string) string {
 	return name
 }
 
-// exchangeJSON is an exchange as GET /api/exchanges shows it.
-func exchangeJSON(x exchangeView) map[string]any {
-	return map[string]any{
+// exchangeJSON is an exchange as GET /api/exchanges shows it; a delayed
+// exchange has the plugin's messages_delayed too, the messages it holds
+// (RB-15).
+func (m *Management) exchangeJSON(x exchangeView) map[string]any {
+	obj := map[string]any{
 		"name":        x.name,
 		"vhost":       x.vhost,
 		"type":        x.kind,
@@ -39,6 +41,10 @@ func exchangeJSON(x exchangeView) map[string]any {
 		"internal":    x.intern,
 		"arguments":   tableJSON(x.args),
 	}
+	if x.kind == delayedType {
+		obj["messages_delayed"] = m.s.messagesDelayed(x.vhost, x.name)
+	}
+	return obj
 }
 
 // GET /api/exchanges[/{vhost}]
@@ -52,7 +58,7 @@ func (m *Management) listExchanges(c *gin.Context) {
 	items := []map[string]any{}
 	for _, x := range m.s.exchangesIn(vh) {
 		if u.seesVhost(x.vhost) {
-			items = append(items, exchangeJSON(x))
+			items = append(items, m.exchangeJSON(x))
 		}
 	}
 	m.replyList(c, items, []string{"vhost", "name"}, true)
@@ -70,7 +76,7 @@ func (m *Management) getExchange(c *gin.Context) {
 		m.writeError(c, errObjectNotFound)
 		return
 	}
-	obj := exchangeJSON(x)
+	obj := m.exchangeJSON(x)
 	obj["incoming"], obj["outgoing"] = []any{}, []any{}
 	m.reply(c, obj)
 }

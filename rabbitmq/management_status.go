@@ -24,7 +24,8 @@ func exchangeTypesJSON() []map[string]any {
 		out = append(out, map[string]any{"name": t,
 			"description": "AMQP " + t + " exchange, as per the AMQP specification", "enabled": true})
 	}
-	return out
+	// The delayed-message exchange plugin's type (RB-15).
+	return append(out, map[string]any{"name": delayedType, "description": "Delayed Message Exchange.", "enabled": true})
 }
 
 // listenerJSON is one listener of GET /api/overview.

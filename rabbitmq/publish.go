@@ -248,9 +248,24 @@ func (s *Server) publish(vh string, m *message) (publishResult, error) {
 		return res, xerr
 	}
 	r.headers = m.props.Headers
+	if r.headers != nil {
+		r.delay = delayOf(r.headers)
+	}
 	r.route(v, x)
 	s.mu.RUnlock()
+	// A held message is not routed (RB-15): a mandatory one is returned,
+	// as the plugin does.
 	res.routed = len(r.queues)
+	now := s.now()
+	for _, dx := range r.held {
+		c, err := s.hold(now, vh, dx, m.body, meta, r.delay)
+		switch {
+		case err == nil:
+			res.commit = c
+		case core.ErrorCode(err) != core.ENOTFOUND: // not an exchange deleted since
+			res.rejected = true
+		}
+	}
 	if len(r.queues) == 0 {
 		return res, nil
 	}
@@ -260,7 +275,6 @@ func (s *Server) publish(vh string, m *message) (publishResult, error) {
 		TTL:        m.ttl,
 		Persistent: m.props.DeliveryMode == 2,
 	}
-	now := s.now()
 	for _, q := range r.queues {
 		c, rejected := q.publish(now, it)
 		if c != nil {

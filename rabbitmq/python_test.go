@@ -63,6 +63,20 @@ type xDeathEntry struct {
 	Fields []string
 }
 
+// pikaDelayed is what pika_client.py's delayed-exchange scenario reports.
+type pikaDelayed struct {
+	Refused        closeReply
+	Before, Almost int
+	Body           string
+	XDelay         int
+}
+
+// closeReply is a channel or connection close's code and text.
+type closeReply struct {
+	Code int
+	Text string
+}
+
 type pikaDelivery struct {
 	Body        string
 	Redelivered bool
@@ -97,6 +111,12 @@ func TestPythonPika(t *testing.T) {
 			Received []pikaDelivery
 			Left     int
 		}{[]pikaDelivery{{"j1", false}, {"j1", true}, {"j2", false}, {"j3", false}}, 0}},
+		// rule: RB-15 — the delayed-message exchange: x-delayed-type is
+		// required; a message is held until the moved clock passes its
+		// x-delay, then delivered with x-delay negated.
+		{"delayed-exchange", pikaDelayed{Refused: closeReply{406,
+			"PRECONDITION_FAILED - Invalid argument, 'x-delayed-type' must be an existing exchange type"},
+			Body: "later", XDelay: -5000}},
 	} {
 		t.Run(c.scenario, func(t *testing.T) {
 			got := runPython(t, python, "pika_client.py", c.scenario, pythonEnv(t), c.want)

@@ -19,6 +19,10 @@ type routing struct {
 	headers map[string]any
 	queues  []*queue
 	seen    []*exchange
+	// delay is the message's x-delay in milliseconds, and held the delayed
+	// exchanges that hold it (RB-15).
+	delay int64
+	held  []*exchange
 	// Room for the common case, so that routing a message allocates nothing.
 	one  [1]string
 	qbuf [4]*queue
@@ -46,15 +50,21 @@ func (r *routing) route(v *vhost, x *exchange) {
 		x := work[0]
 		work = work[1:]
 		matched := false
-		r.match(x, func(b *binding) {
-			matched = true
-			if b.queue != nil {
-				r.addQueue(b.queue)
-			} else if !slices.Contains(r.seen, b.dest) {
-				r.seen = append(r.seen, b.dest)
-				work = append(work, b.dest)
-			}
-		})
+		if x.delayed != "" && holds(r.delay) {
+			// Held, it routes nowhere now: the plugin's exchange routes
+			// to no queue, so an alternate exchange gets it too (RB-15).
+			r.held = append(r.held, x)
+		} else {
+			r.match(x, func(b *binding) {
+				matched = true
+				if b.queue != nil {
+					r.addQueue(b.queue)
+				} else if !slices.Contains(r.seen, b.dest) {
+					r.seen = append(r.seen, b.dest)
+					work = append(work, b.dest)
+				}
+			})
+		}
 		if !matched {
 			if name, ok := x.args["alternate-exchange"].(string); ok {
 				if ae := v.exchanges[name]; ae != nil && !slices.Contains(r.seen, ae) {
@@ -76,7 +86,7 @@ func (r *routing) addQueue(q *queue) {
 
 // match calls fn for each of x's bindings the message matches, once each.
 func (r *routing) match(x *exchange, fn func(*binding)) {
-	switch x.kind {
+	switch x.routes() {
 	case "direct":
 		if len(r.keys) == 1 {
 			for _, b := range x.byKey[r.keys[0]] {

@@ -27,7 +27,8 @@ func newVhost(name string) *vhost {
 type exchange struct {
 	vhost      string
 	name       string
-	kind       string // direct, fanout, topic, headers
+	kind       string // direct, fanout, topic, headers, x-delayed-message
+	delayed    string // a delayed exchange's x-delayed-type, the type it routes as (RB-15)
 	durable    bool
 	autoDelete bool
 	internal   bool
@@ -35,6 +36,15 @@ type exchange struct {
 	bindings   []*binding
 	byKey      map[string][]*binding // direct exchanges: bindings by routing key
 	inbound    []*binding            // bindings to it from other exchanges
+}
+
+// routes is the exchange type x routes as: its own, or a delayed
+// exchange's x-delayed-type.
+func (x *exchange) routes() string {
+	if x.delayed != "" {
+		return x.delayed
+	}
+	return x.kind
 }
 
 // binding routes from an exchange to a queue or to another exchange.
@@ -70,8 +80,9 @@ func (b *binding) durable() bool {
 	return b.source.durable && b.dest.durable
 }
 
-// The exchange types RabbitMQ 3.10 has without plugins.
-var exchangeTypes = []string{"direct", "fanout", "topic", "headers"}
+// The exchange types RabbitMQ 3.10 has without plugins, and the delayed
+// message exchange of the plugin teams add (RB-15).
+var exchangeTypes = []string{"direct", "fanout", "topic", "headers", delayedType}
 
 // The exchanges every vhost has.
 var predeclared = []struct{ name, kind string }{
@@ -180,8 +191,12 @@ func (s *Server) recovered(ents []core.Entity) {
 		if json.Unmarshal(en.Meta, &m) != nil {
 			continue
 		}
-		v(m.VHost).exchanges[m.Name] = &exchange{vhost: m.VHost, name: m.Name, kind: m.Type, durable: m.Durable,
+		x := &exchange{vhost: m.VHost, name: m.Name, kind: m.Type, durable: m.Durable,
 			autoDelete: m.AutoDelete, internal: m.Internal, args: decodeTable(m.Arguments)}
+		if x.kind == delayedType {
+			x.delayed, _ = checkDelayedType(x.args)
+		}
+		v(m.VHost).exchanges[m.Name] = x
 		pending = append(pending, m)
 	}
 	for _, en := range byKind[kindQueue] {
@@ -251,7 +266,7 @@ func policyList(m map[string]adapters.RabbitPolicy) []adapters.RabbitPolicy {
 // addBinding adds b to its source exchange's tables.
 func (x *exchange) addBinding(b *binding) {
 	x.bindings = append(x.bindings, b)
-	switch x.kind {
+	switch x.routes() {
 	case "direct":
 		if x.byKey == nil {
 			x.byKey = map[string][]*binding{}

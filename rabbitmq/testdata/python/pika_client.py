@@ -138,7 +138,39 @@ def publish_consume_ack():
     return {"received": got, "left": left}
 
 
+def delayed_exchange():
+    """The delayed-message plugin's exchange: a declare without
+    x-delayed-type is refused; a message with x-delay is held until the
+    moved clock passes its delay, then routed with x-delay negated."""
+    conn = connect()
+    ch = conn.channel()
+    refused = None
+    try:
+        ch.exchange_declare("pika.delayed.bad", "x-delayed-message")
+    except pika.exceptions.ChannelClosedByBroker as e:
+        refused = {"code": e.reply_code, "text": e.reply_text}
+    ch = conn.channel()
+    ch.exchange_declare("pika.delayed", "x-delayed-message", arguments={"x-delayed-type": "direct"})
+    ch.queue_declare("pika.later")
+    ch.queue_bind("pika.later", "pika.delayed", "later")
+    ch.confirm_delivery()
+    ch.basic_publish("pika.delayed", "later", b"later", pika.BasicProperties(headers={"x-delay": 5000}))
+
+    def count():
+        return ch.queue_declare("pika.later", passive=True).method.message_count
+
+    before = count()
+    advance("4999ms")
+    almost = count()
+    advance("1ms")
+    _, props, body = ch.basic_get("pika.later", auto_ack=True)
+    conn.close()
+    return {"refused": refused, "before": before, "almost": almost, "body": text(body),
+            "xDelay": props.headers["x-delay"]}
+
+
 SCENARIOS = {
+    "delayed-exchange": delayed_exchange,
     "ttl-dead-letter": ttl_dead_letter,
     "x-death-order": x_death_order,
     "per-message-ttl": per_message_ttl,
