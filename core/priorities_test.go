@@ -87,3 +87,36 @@ func TestPrioritiesKeptAfterRecovery_RB14(t *testing.T) {
 		t.Fatalf("after recovery delivered %q", got)
 	}
 }
+
+// An entity whose policy turns Priorities on or off (a queue an older
+// lapse stored, its policy made anew) keeps its items, reordered.
+func TestPrioritiesChangedByUpdate_RB14(t *testing.T) {
+	f := MustFixture(t)
+	p := prioPolicy()
+	p.Priorities = false
+	q := f.MustCreate("q", p)
+	for _, it := range []core.Item{prio("p1", "1"), prio("p9", "9"), prio("none", "")} {
+		f.MustEnqueue(q, it)
+	}
+	set := func(on bool) {
+		if _, _, err := f.e.Update(f.now(), q, func(en *core.Entity) error {
+			en.Policy.Priorities = on
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(true)
+	f.MustEnqueue(q, prio("p5", "5"))
+	it, _ := f.MustReceive(q, 0)
+	if string(it.Body) != "p9" {
+		t.Fatalf("first after the change: %q, want p9", it.Body)
+	}
+	set(false)
+	if err := f.e.Release(f.now(), q, it.Seq); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.drain(q); !cmp.Equal(got, []string{"p1", "p9", "none", "p5"}) {
+		t.Fatalf("after turning it off delivered %q, want Seq order", got)
+	}
+}

@@ -333,6 +333,33 @@ func readyFront(ent *entity) *item {
 	return nil
 }
 
+// reorder puts an entity's active items in the ready queues its policy
+// asks for, after Priorities changed (a queue an older lapse stored, whose
+// policy is made anew): by priority or not, in Seq order within each.
+func (e *Engine) reorder(ent *entity) {
+	var xs []*item
+	for i, n := 0, ent.all.length(); i < n; i++ {
+		if x := ent.all.at(i); !x.removed && x.inReady && itemSession(x) == nil {
+			xs = append(xs, x)
+		}
+	}
+	ent.ready.reset()
+	ent.levels = nil
+	if ent.Policy.Priorities {
+		ent.levels = new([256]seqQueue)
+	}
+	for _, x := range xs {
+		x.level = 0
+		if ent.Policy.Priorities {
+			x.level = priorityOf(x.Group)
+		}
+		readyQueue(x).pushBack(x)
+	}
+	if ent.Policy.HeadOnly {
+		e.armHead(ent)
+	}
+}
+
 // priorityOf reads an item's priority from its Group (Policy.Priorities).
 func priorityOf(group string) uint8 {
 	n, err := strconv.Atoi(group)
