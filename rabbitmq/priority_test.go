@@ -42,3 +42,31 @@ func TestPriorityQueue_RB14_OrderSurvivesRestart(t *testing.T) {
 		t.Fatalf("after the restart delivered %q, want %q", got, want)
 	}
 }
+
+// rule: RB-14 — a dead letter moved back (Resubmit) to the priority
+// queue it died in takes its priority there again: it goes before the
+// lower-priority messages that wait.
+func TestPriorityQueue_RB14_ResubmitKeepsPriority(t *testing.T) {
+	f := MustServer(t)
+	ch := f.MustChannel()
+	withDLQ(t, ch, "prio", amqp.Table{"x-max-priority": int32(5)})
+	MustPublish(t, ch, "", "prio", amqp.Publishing{Body: []byte("high"), Priority: 9})
+	d, ok, err := ch.Get("prio", false)
+	if err != nil || !ok {
+		t.Fatalf("get: %v %v", ok, err)
+	}
+	if err := d.Reject(false); err != nil {
+		t.Fatal(err)
+	}
+	MustPublish(t, ch, "", "prio", amqp.Publishing{Body: []byte("low"), Priority: 1})
+	dead := f.items("/prio.dlq")
+	if len(dead) != 1 {
+		t.Fatalf("dead-letter queue holds %d messages", len(dead))
+	}
+	if _, _, err := f.e.Resubmit(f.clock.Now(), rbKey("/prio.dlq"), dead[0].Seq); err != nil {
+		t.Fatal(err)
+	}
+	if got := drain(t, ch, "prio"); !cmp.Equal(got, []string{"high", "low"}) {
+		t.Fatalf("delivered %q, want the resubmitted high-priority one first", got)
+	}
+}
