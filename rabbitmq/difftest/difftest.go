@@ -78,6 +78,7 @@ func Scenarios() []Scenario {
 		connectionScenarios(),
 		dispatchScenarios(),
 		maxLengthScenarios(),
+		priorityScenarios(),
 	} {
 		all = append(all, group...)
 	}
