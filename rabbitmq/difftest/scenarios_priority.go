@@ -30,10 +30,10 @@ func priorityScenarios() []Scenario {
 // maxPriority is an x-max-priority argument table.
 func maxPriority(n int32) amqp.Table { return amqp.Table{"x-max-priority": n} }
 
-// rb14GetOrderIssueExample is the issue's example: priorities 3, 6, 3,
-// none, 10 and 200 published to a queue of x-max-priority 10 come out by
-// basic.get as 10, 200 (above the maximum: counts as 10), 6, 3, 3, none
-// (counts as 0), publish order within one priority.
+// rb14GetOrderIssueExample pins RB-14 with the issue's example: priorities
+// 3, 6, 3, none, 10 and 200 published to a queue of x-max-priority 10 come
+// out by basic.get as 10, 200 (above the maximum: counts as 10), 6, 3, 3,
+// none (counts as 0), publish order within one priority.
 func rb14GetOrderIssueExample(s *S) {
 	q := s.Queue("q")
 	ch := s.Ch()
@@ -46,9 +46,9 @@ func rb14GetOrderIssueExample(s *S) {
 	ch.GetAll(q)
 }
 
-// rb14ConsumerPrefetchOrder pins RB-14 for a consumer already waiting
-// with a prefetch of 1: the first message goes to it at once; those that
-// arrive while it is full go to it by priority as it acks.
+// rb14ConsumerPrefetchOrder pins RB-14 for a consumer already waiting with
+// a prefetch of 1: the first message goes to it at once; those that arrive
+// while it is full go to it by priority as it acks.
 func rb14ConsumerPrefetchOrder(s *S) {
 	q := s.Queue("q")
 	ch := s.Ch()
@@ -94,10 +94,12 @@ func rb14RequeueKeepsPriority(s *S) {
 	ch.GetAll(q)
 }
 
-// rb14ExpiryAtTheHeadOfPriorities pins where per-message expiry applies
-// in a priority queue: a lower-priority message whose expiration ran out
-// stays counted behind a live one of a higher priority, and one of a high
-// priority expires at the head before the lower ones are reached.
+// rb14ExpiryAtTheHeadOfPriorities pins RB-14 with RB-7, where per-message
+// expiry applies in a priority queue: at the head in delivery order. While
+// the highest priority's head is live nothing expires, not even the
+// expired heads of lower priorities; once it is taken, the expired
+// messages now at the head go at once, priority after priority, down to
+// the first live one.
 func rb14ExpiryAtTheHeadOfPriorities(s *S) {
 	q := s.Queue("q")
 	ch := s.Ch()
@@ -115,10 +117,10 @@ func rb14ExpiryAtTheHeadOfPriorities(s *S) {
 	s.Count(q)
 }
 
-// rb14QueueTTLDeadLettersHighestFirst pins the order of expiry under
-// x-message-ttl in a priority queue: messages of one TTL run out together
-// and are dead-lettered head first, highest priority first, which a plain
-// dead-letter queue keeps.
+// rb14QueueTTLDeadLettersHighestFirst pins RB-14 with RB-1 and RB-9, the
+// order of expiry under x-message-ttl in a priority queue: messages of one
+// TTL run out together and are dead-lettered head first, highest priority
+// first, which a plain dead-letter queue keeps.
 func rb14QueueTTLDeadLettersHighestFirst(s *S) {
 	q, dlq := s.Queue("q"), s.Queue("dlq")
 	ch := s.Ch()
@@ -136,9 +138,9 @@ func rb14QueueTTLDeadLettersHighestFirst(s *S) {
 	ch.GetAll(dlq)
 }
 
-// rb14DeadLetterTakesNewQueuePriority pins dead-lettering into a priority
-// queue: a dead letter keeps its priority property, which its new queue
-// caps at its own maximum.
+// rb14DeadLetterTakesNewQueuePriority pins RB-14 with RB-9, dead-lettering
+// into a priority queue: a dead letter keeps its priority property, which
+// its new queue caps at its own maximum.
 func rb14DeadLetterTakesNewQueuePriority(s *S) {
 	q, dlq := s.Queue("q"), s.Queue("dlq")
 	ch := s.Ch()
@@ -154,9 +156,9 @@ func rb14DeadLetterTakesNewQueuePriority(s *S) {
 	ch.GetAll(dlq)
 }
 
-// rb14MaxLengthDropHeadDropsHighest pins x-max-length with drop-head in a
-// priority queue: the message dropped (dead-lettered, reason maxlen) is
-// the head in delivery order, of the highest priority.
+// rb14MaxLengthDropHeadDropsHighest pins RB-14 with RB-9, x-max-length with
+// drop-head in a priority queue: the message dropped (dead-lettered, reason
+// maxlen) is the head in delivery order, of the highest priority.
 func rb14MaxLengthDropHeadDropsHighest(s *S) {
 	q, dlq := s.Queue("q"), s.Queue("dlq")
 	ch := s.Ch()
@@ -173,9 +175,9 @@ func rb14MaxLengthDropHeadDropsHighest(s *S) {
 	ch.GetAll(q)
 }
 
-// rb14InvalidMaxPriority pins queue.declare's checks of x-max-priority:
-// its type and range, 0 and 255 accepted, and a redeclare with another
-// value refused as inequivalent.
+// rb14InvalidMaxPriority pins RB-14 with RB-11, queue.declare's checks of
+// x-max-priority: its type and range, 0 and 255 accepted, and a redeclare
+// with another value refused as inequivalent.
 func rb14InvalidMaxPriority(s *S) {
 	for i, v := range []any{int32(256), int32(-1), "5", 1.5, int32(0), int32(255), int64(1), uint8(7)} {
 		q := s.Queue("q" + string(rune('a'+i)))
@@ -194,8 +196,8 @@ func rb14InvalidMaxPriority(s *S) {
 	ch.Queue(q, amqp.Table{"x-max-priority": int64(5)})
 }
 
-// rb14MaxPriorityNotByPolicy pins that a policy cannot make a priority
-// queue in 3.10: max-priority is no policy key.
+// rb14MaxPriorityNotByPolicy pins RB-14 with RB-10: a policy cannot make a
+// priority queue in 3.10: max-priority is no policy key.
 func rb14MaxPriorityNotByPolicy(s *S) {
 	q := s.Queue("q")
 	pol := s.Policy("p")
@@ -207,11 +209,11 @@ func rb14MaxPriorityNotByPolicy(s *S) {
 	ch.GetAll(q)
 }
 
-// rb14ManagementQueueInfo pins what GET /api/queues shows of a priority
-// queue: its arguments, its counts and the backing queue's ready messages
-// by priority, an unacknowledged one counted in none of them. RabbitMQ
-// emits a queue's figures every 5 s: the scenario waits for the first
-// emission after its publishes (lapse's clock only moves).
+// rb14ManagementQueueInfo pins RB-14 in what GET /api/queues shows of a
+// priority queue: its arguments, its counts and the backing queue's ready
+// messages by priority, an unacknowledged one counted in none of them.
+// RabbitMQ emits a queue's figures every 5 s: the scenario waits for the
+// first emission after its publishes (lapse's clock only moves).
 func rb14ManagementQueueInfo(s *S) {
 	q := s.Queue("q")
 	ch := s.Ch()
