@@ -189,7 +189,7 @@ func TestRulesCoverSemantics(t *testing.T) {
 	for _, g := range []struct {
 		prefix string
 		n      int
-	}{{"SB", 12}, {"SS", 5}, {"RB", 13}, {"CO", 9}, {"EM", 5}} {
+	}{{"SB", 12}, {"SS", 5}, {"RB", 14}, {"CO", 9}, {"EM", 5}} {
 		for i := 1; i <= g.n; i++ {
 			want = append(want, fmt.Sprintf("%s-%d", g.prefix, i))
 		}
