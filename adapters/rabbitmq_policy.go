@@ -263,6 +263,10 @@ type RabbitQueueSettings struct {
 	// Overflow is "drop-head" (the default), "reject-publish" or
 	// "reject-publish-dlx".
 	Overflow string
+	// MaxPriority is a classic queue's x-max-priority (RB-14), nil when
+	// not set: RabbitMQ 3.10 takes it from the argument only, never from a
+	// policy.
+	MaxPriority *int64
 	// PolicyName and OperatorPolicyName name the policies applied, "" for
 	// none (the management API's "policy" and "operator_policy").
 	PolicyName         string
@@ -327,6 +331,9 @@ func RabbitQueueEffective(vhost, queue string, args map[string]any, policies, op
 	if qtype == "stream" {
 		s.MaxLengthBytes = rabbitInt(lookup("max-length-bytes", false))
 		return s
+	}
+	if qtype == "classic" {
+		s.MaxPriority = rabbitInt(args["x-max-priority"], args["x-max-priority"] != nil)
 	}
 	s.MessageTTL = rabbitMillis(lookup("message-ttl", false))
 	s.Expires = rabbitMillis(policyFirst("expires"))
@@ -439,6 +446,9 @@ func (s RabbitQueueSettings) Policy() core.Policy {
 	if s.Type == "quorum" {
 		p.IdleUses &^= core.UseDeclare
 	}
+	// A priority queue delivers, expires at the head and drops for room
+	// by priority first (RB-14).
+	p.Priorities = s.MaxPriority != nil
 	if s.Type != "stream" {
 		if s.MaxLength != nil {
 			p.MaxItems = core.CapAt(*s.MaxLength)

@@ -95,6 +95,9 @@ func (e *Engine) update(ent *entity, fn func(*Entity) error) (Entity, error) {
 		// expiry timer when an expires policy or argument changes (RB-8).
 		ent.lastUsed = e.now
 	}
+	if old.Priorities != cp.Policy.Priorities {
+		e.reorder(ent)
+	}
 	if cp.Policy.Retroactive || old.HeadOnly != cp.Policy.HeadOnly {
 		e.rearm(ent)
 	}

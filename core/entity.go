@@ -144,6 +144,13 @@ type Policy struct {
 	// locked enqueues do not apply to such an entity, and every item needs
 	// a Group. It cannot be changed once the entity exists.
 	Sessions bool `json:"sessions,omitempty"`
+	// Priorities orders the entity's active items by priority (RabbitMQ's
+	// x-max-priority, RB-14): an item's Group is its priority, a decimal
+	// from "1" to "255" ("" or anything else is 0), and an item of a higher
+	// priority is handed out, expires at the head (HeadOnly) and is dropped
+	// for room (Overflow) before every one of a lower priority; within one
+	// priority, in Seq order. Not with Sessions.
+	Priorities bool `json:"priorities,omitempty"`
 	// MaxItems and MaxBytes cap the entity's active items, their count and
 	// their bodies' total size; Overflow says how an enqueue keeps to them,
 	// under the engine's lock (limits.go). The zero Caps are none.

@@ -129,7 +129,7 @@ func (e *Engine) EnqueueHanded(now time.Time, k EntityKey, it Item, h Handoff) (
 
 // enqueueHanded is EnqueueHanded's operation on ent.
 func (e *Engine) enqueueHanded(ent *entity, it Item, h Handoff) (out Item, handed bool, err error) {
-	if ent.Policy.Sessions || ent.ready.front(readyLive) != nil || it.State != Active || it.Key != "" {
+	if ent.Policy.Sessions || readyFront(ent) != nil || it.State != Active || it.Key != "" {
 		out, err = e.enqueueLocked(ent, it)
 		if err != nil {
 			return Item{}, false, err

@@ -115,6 +115,9 @@ func readyQueue(x *item) *seqQueue {
 	if s := itemSession(x); s != nil {
 		return &s.ready
 	}
+	if l := x.ent.levels; l != nil {
+		return &l[x.level]
+	}
 	return &x.ent.ready
 }
 

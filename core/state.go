@@ -2,6 +2,7 @@ package core
 
 import (
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -9,7 +10,7 @@ import (
 type entity struct {
 	Entity
 	all       seqQueue // every item, in Seq order
-	ready     seqQueue // active items, in Seq order
+	ready     seqQueue // active items, in Seq order (without Priorities)
 	keys      map[string]*item
 	unique    map[string]*item     // the unique values of keyed items (unique.go)
 	groups    map[string]*seqQueue // items by Group, in Seq order, without sessions
@@ -33,6 +34,10 @@ type entity struct {
 	// (AcceptSession).
 	sessions map[string]*session
 	avail    sessionList
+	// levels holds the active items of an entity with Priorities, one
+	// queue per priority in Seq order, in place of ready (made with its
+	// first item).
+	levels *[256]seqQueue
 	// stats are the entity's counters since it was created or lapse
 	// started (Stats).
 	stats Stats
@@ -56,6 +61,8 @@ type item struct {
 	// TakeDeferredSession: a lock that ends unsettled (abandoned, released,
 	// lost) sets it aside again rather than making it active (SB-9).
 	fromDeferred bool
+	// level is the item's priority, in an entity with Priorities.
+	level uint8
 }
 
 func newEntity(en Entity) *entity {
@@ -75,7 +82,7 @@ func persisted(ent *entity, x *item) bool { return ent.Durable && x.Persistent }
 // both start after it (the entries before a queue's head are cleared), so
 // nothing in the engine refers to it.
 func (ent *entity) released(x *item) bool {
-	for _, q := range [2]*seqQueue{&ent.all, &ent.ready} {
+	for _, q := range [2]*seqQueue{&ent.all, readyQueue(x)} {
 		if q.length() > 0 && q.at(0).Seq <= x.Seq {
 			return false
 		}
@@ -129,6 +136,12 @@ func (e *Engine) add(ent *entity, x *item) {
 	x.ent = ent
 	x.t.idx = -1
 	x.t.it = x
+	if ent.Policy.Priorities {
+		x.level = priorityOf(x.Group)
+		if ent.levels == nil {
+			ent.levels = new([256]seqQueue)
+		}
+	}
 	ent.all.pushBack(x)
 	if x.Key != "" {
 		if ent.keys == nil {
@@ -160,11 +173,7 @@ func (e *Engine) add(ent *entity, x *item) {
 	ent.bytes[x.State] += int64(len(x.Body))
 	switch x.State {
 	case Active:
-		if s != nil {
-			s.ready.pushBack(x)
-		} else {
-			ent.ready.pushBack(x)
-		}
+		readyQueue(x).pushBack(x)
 		x.inReady = true
 		e.armActive(x)
 		e.itemReady(x)
@@ -274,7 +283,7 @@ func (e *Engine) expireChain(ent *entity, at int64, now time.Time) {
 
 // armHead keeps the expiry timer of a head-only entity on its head.
 func (e *Engine) armHead(ent *entity) {
-	h := ent.ready.front(readyLive)
+	h := readyFront(ent)
 	if h == ent.headArmed {
 		return
 	}
@@ -298,13 +307,66 @@ func (e *Engine) armLock(x *item) {
 
 // takeReady removes an entity's head from the ready queue.
 func (e *Engine) takeReady(ent *entity) *item {
-	x := ent.ready.front(readyLive)
+	x := readyFront(ent)
 	if x == nil {
 		return nil
 	}
-	ent.ready.popFront()
+	readyQueue(x).popFront()
 	x.inReady = false
 	return x
+}
+
+// readyFront returns an entity's head, the active item handed out next:
+// the first of its ready queue, or of its highest priority that has one
+// (Priorities).
+func readyFront(ent *entity) *item {
+	if ent.levels == nil {
+		return ent.ready.front(readyLive)
+	}
+	for p := len(ent.levels) - 1; p >= 0; p-- {
+		if ent.levels[p].length() > 0 {
+			if x := ent.levels[p].front(readyLive); x != nil {
+				return x
+			}
+		}
+	}
+	return nil
+}
+
+// reorder puts an entity's active items in the ready queues its policy
+// asks for, after Priorities changed (a queue an older lapse stored, whose
+// policy is made anew): by priority or not, in Seq order within each.
+func (e *Engine) reorder(ent *entity) {
+	var xs []*item
+	for i, n := 0, ent.all.length(); i < n; i++ {
+		if x := ent.all.at(i); !x.removed && x.inReady && itemSession(x) == nil {
+			xs = append(xs, x)
+		}
+	}
+	ent.ready.reset()
+	ent.levels = nil
+	if ent.Policy.Priorities {
+		ent.levels = new([256]seqQueue)
+	}
+	for _, x := range xs {
+		x.level = 0
+		if ent.Policy.Priorities {
+			x.level = priorityOf(x.Group)
+		}
+		readyQueue(x).pushBack(x)
+	}
+	if ent.Policy.HeadOnly {
+		e.armHead(ent)
+	}
+}
+
+// priorityOf reads an item's priority from its Group (Policy.Priorities).
+func priorityOf(group string) uint8 {
+	n, err := strconv.Atoi(group)
+	if err != nil || n < 0 || n > 255 {
+		return 0
+	}
+	return uint8(n)
 }
 
 // removeItem takes an item out of its entity for good.
@@ -430,6 +492,7 @@ func (e *Engine) dropEntity(ent *entity) {
 	}
 	ent.all.reset()
 	ent.ready.reset()
+	ent.levels = nil
 	ent.chain.reset()
 	ent.keys, ent.keysPeak = nil, 0
 	ent.unique, ent.uniquePeak = nil, 0

@@ -44,6 +44,7 @@ func (s *Server) deadLetter(tx *core.Tx, from *core.Entity, it core.Item, why co
 		c.second == now.Unix() && bytes.Equal(c.in, it.Meta) {
 		it.Meta, it.TTL = c.out, core.NoTTL
 		for _, target := range c.targets {
+			it.Group = target.priorityGroup(it.Meta) // RB-14: its priority in its new queue
 			if _, err := tx.Enqueue(target.key, it); err != nil && core.ErrorCode(err) != core.EFULL {
 				s.log().Warn("dead-lettering failed", "queue", target.name, "err", err)
 			}
@@ -109,6 +110,7 @@ func (s *Server) deadLetter(tx *core.Tx, from *core.Entity, it core.Item, why co
 			continue
 		}
 		c.targets = append(c.targets, target)
+		it.Group = target.priorityGroup(it.Meta) // RB-14: its priority in its new queue
 		if _, err := tx.Enqueue(target.key, it); err != nil && core.ErrorCode(err) != core.EFULL {
 			s.log().Warn("dead-lettering failed", "queue", target.name, "err", err)
 		}

@@ -142,7 +142,24 @@ func textValue(v any) (string, bool) {
 	return "", false
 }
 
-// resubmit is the engine's Resubmit hook: it sends a dead letter back to
+// resubmit is the engine's Resubmit hook (resubmitTo): a dead letter moved
+// back to a priority queue takes its priority there (RB-14). It runs
+// inside the engine's critical section, as deadLetter does.
+func (s *Server) resubmit(dlq *core.Entity, it core.Item) (string, core.Item, error) {
+	to, out, err := resubmitTo(dlq, it)
+	if err != nil {
+		return to, out, err
+	}
+	s.mu.RLock()
+	q := s.queueByKeyLocked(core.EntityKey{Protocol: dlq.Protocol, Name: to})
+	s.mu.RUnlock()
+	if q != nil {
+		out.Group = q.priorityGroup(out.Meta)
+	}
+	return to, out, nil
+}
+
+// resubmitTo is where and how a dead letter is resubmitted: it sends a dead letter back to
 // the queue of its newest x-death entry as the management UI's "move
 // messages" does (a shovel publishing to that queue through the default
 // exchange): properties and headers as they are, x-death included, so the
@@ -150,7 +167,7 @@ func textValue(v any) (string, bool) {
 // letter there); its routing key becomes the queue's name. The expiration
 // property, which dead-lettering removed, is not brought back, so the
 // queue's own TTL applies, counted from now (RB-1).
-func resubmit(dlq *core.Entity, it core.Item) (string, core.Item, error) {
+func resubmitTo(dlq *core.Entity, it core.Item) (string, core.Item, error) {
 	m, ok := parseMeta(it.Meta)
 	if !ok {
 		return "", core.Item{}, core.Errorf(core.EINVALID, "message %d of %q cannot be read", it.Seq, dlq.Name)

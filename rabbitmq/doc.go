@@ -2,7 +2,7 @@
 // RabbitMQ clients cannot tell from RabbitMQ 3.10, exchanges and routing,
 // dead-lettering as RabbitMQ writes it, and the management HTTP API. Its
 // queues are core entities whose policies come from the adapters package,
-// so every expiry rule (RB-1..RB-13, and RB-15: a delayed exchange's held
+// so every expiry rule (RB-1..RB-15; a delayed exchange's held
 // messages are its entity's items) is the engine's; everything it keeps
 // (queues, exchanges, bindings, policies, messages) goes through core.
 //

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -101,6 +102,9 @@ func (m *Management) queueJSON(q *queue, full, stats bool) (map[string]any, bool
 	obj["head_message_timestamp"] = nil
 	obj["recoverable_slaves"] = nil
 	obj["memory"] = info.Counts.ActiveBytes
+	if st.MaxPriority != nil {
+		obj["backing_queue_status"] = m.priorityStatus(q, *st.MaxPriority, ready)
+	}
 	if len(consumers) == 0 {
 		obj["idle_since"] = formatTime(info.LastUsed)
 	}
@@ -114,6 +118,30 @@ func (m *Management) queueJSON(q *queue, full, stats bool) (map[string]any, bool
 		obj["incoming"] = []any{}
 	}
 	return obj, true
+}
+
+// priorityStatus is the part of a priority queue's backing_queue_status
+// lapse has figures for (RB-14): len, its ready messages, and
+// priority_lengths, those of each priority from 0 to the queue's maximum,
+// as RabbitMQ 3.10's rabbit_priority_queue reports them. The rest of a
+// classic queue's backing queue status (its paging state, rates) has no
+// meaning in lapse and is not served, for priority queues or others.
+func (m *Management) priorityStatus(q *queue, maxPriority int64, ready int) map[string]any {
+	counts := make([]int, maxPriority+1)
+	m.s.e.Scan(m.s.now(), q.key, 0, func(it *core.Item) bool {
+		if it.State == core.Active {
+			p, _ := strconv.Atoi(it.Group) // "" is 0 (priorityGroup)
+			if p >= 0 && p < len(counts) {
+				counts[p]++
+			}
+		}
+		return true
+	})
+	lengths := make(map[string]any, len(counts))
+	for p, n := range counts {
+		lengths[strconv.Itoa(p)] = n
+	}
+	return map[string]any{"len": ready, "priority_lengths": lengths}
 }
 
 func nullIfEmpty(s string) any {

@@ -2,6 +2,9 @@ package rabbitmq
 
 import (
 	"encoding/binary"
+	"strconv"
+
+	"github.com/lapse-emulator/lapse/rabbitmq/wire"
 )
 
 // A message as a queue holds it: the body is the item's Body, and the
@@ -110,4 +113,61 @@ func headerRoutes(headers map[string]any, name string) []string {
 		}
 	}
 	return out
+}
+
+// propsPriority reads the priority property from a message's encoded
+// properties without decoding the rest (the fields before it are two
+// shortstrs, a table with its length first, and an octet); ok is false
+// when it is not set or cannot be read.
+func propsPriority(props []byte) (p uint8, ok bool) {
+	if len(props) < 2 {
+		return 0, false
+	}
+	flags := binary.BigEndian.Uint16(props)
+	if flags&wire.FlagPriority == 0 {
+		return 0, false
+	}
+	i := 2
+	for _, f := range [...]uint16{wire.FlagContentType, wire.FlagContentEncoding} {
+		if flags&f != 0 {
+			if i >= len(props) {
+				return 0, false
+			}
+			i += 1 + int(props[i])
+		}
+	}
+	if flags&wire.FlagHeaders != 0 {
+		if i+4 > len(props) {
+			return 0, false
+		}
+		i += 4 + int(binary.BigEndian.Uint32(props[i:]))
+	}
+	if flags&wire.FlagDeliveryMode != 0 {
+		i++
+	}
+	if i < 0 || i >= len(props) {
+		return 0, false
+	}
+	return props[i], true
+}
+
+// priorityGroup is the Group of a message in q (core.Policy.Priorities,
+// RB-14): its priority, one above the queue's x-max-priority counting as
+// that maximum and none as 0, which is "" (no group); "" too in a queue
+// without priorities.
+func (q *queue) priorityGroup(meta []byte) string {
+	st := q.settings.Load()
+	if st == nil || st.MaxPriority == nil {
+		return ""
+	}
+	m, ok := parseMeta(meta)
+	if !ok {
+		return ""
+	}
+	p, _ := propsPriority(m.props)
+	p = uint8(min(int64(p), *st.MaxPriority))
+	if p == 0 {
+		return ""
+	}
+	return strconv.Itoa(int(p))
 }

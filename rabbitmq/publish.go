@@ -295,6 +295,7 @@ func (s *Server) publish(vh string, m *message) (publishResult, error) {
 // counts as not routed there, as it does in RabbitMQ.
 func (q *queue) publish(now time.Time, it core.Item) (commit *core.Commit, rejected bool) {
 	var err error
+	it.Group = q.priorityGroup(it.Meta)
 	if q.nconsumers.Load() > 0 {
 		var taken, handed bool
 		commit, taken, handed, err = q.handOver(now, it)
@@ -317,7 +318,8 @@ func (q *queue) publish(now time.Time, it core.Item) (commit *core.Commit, rejec
 // TTL of 0 reaches a consumer that can take it at once (RB-4), and it
 // spares every other message a trip through the dispatcher. taken reports
 // that the engine has the message, handed that it went to a consumer;
-// commit is the Commit of its write; err is the engine's refusal.
+// commit is the Commit of its write; err is the engine's refusal. In a
+// priority queue no message of any priority may wait (RB-14).
 func (q *queue) handOver(now time.Time, it core.Item) (commit *core.Commit, taken, handed bool, err error) {
 	q.dmu.Lock()
 	defer q.dmu.Unlock()

@@ -110,7 +110,7 @@ func (s *Server) Hooks() core.ProtocolHooks {
 		Deleted:    s.deleted,
 		Recovered:  s.recovered,
 		Describe:   describe,
-		Resubmit:   resubmit,
+		Resubmit:   s.resubmit,
 	}
 }
 

@@ -10,7 +10,7 @@
 // amq.ctag-<n> by order of appearance, table values with their Go type (the
 // integer widths on the wire must match too), table keys sorted.
 //
-// Rule IDs (RB-1 ... RB-12) are those of SEMANTICS.md. RB-13 (expiry during
+// Rule IDs (RB-1 ... RB-12, RB-14) are those of SEMANTICS.md. RB-13 (expiry during
 // downtime) needs a broker restart and is not covered here.
 //
 // What a target must serve besides what the scenarios use: every scenario
@@ -79,6 +79,7 @@ func Scenarios() []Scenario {
 		dispatchScenarios(),
 		maxLengthScenarios(),
 		redeliveryScenarios(),
+		priorityScenarios(),
 	} {
 		all = append(all, group...)
 	}

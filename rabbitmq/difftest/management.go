@@ -72,7 +72,7 @@ func (s *S) putPolicy(kind, name string, p Policy) {
 }
 
 // QueueInfo records the named fields of GET /api/queues/%2F/{queue}, as JSON,
-// in the order given. RabbitMQ adds some fields (policy, operator_policy,
+// in the order given (a dotted name is a field of a field). RabbitMQ adds some fields (policy, operator_policy,
 // effective_policy_definition) only with its first statistics emission, up to
 // about 5 s after the declare, so QueueInfo asks until every field is there
 // (at most infoTimeout of real time). Counters do not belong here: they lag.
@@ -92,7 +92,7 @@ func (s *S) QueueInfo(queue string, fields ...string) {
 		parts := make([]string, len(fields))
 		missing := false
 		for i, f := range fields {
-			v, ok := info[f]
+			v, ok := field(info, f)
 			if !ok {
 				parts[i] = f + "=<absent>"
 				missing = true
@@ -106,6 +106,21 @@ func (s *S) QueueInfo(queue string, fields ...string) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// field returns the value of a field of a JSON object; a dotted name
+// ("backing_queue_status.len") names a field of a field.
+func field(obj map[string]json.RawMessage, name string) (json.RawMessage, bool) {
+	head, rest, nested := strings.Cut(name, ".")
+	v, ok := obj[head]
+	if !ok || !nested {
+		return v, ok
+	}
+	var inner map[string]json.RawMessage
+	if json.Unmarshal(v, &inner) != nil {
+		return nil, false
+	}
+	return field(inner, rest)
 }
 
 // infoTimeout bounds QueueInfo's wait for RabbitMQ's statistics emission.

@@ -19,6 +19,9 @@ type Msg struct {
 	Headers    amqp.Table
 	Persistent bool
 	Mandatory  bool
+	// Priority is the priority property; 0 sends none (amqp091-go sets
+	// the property only when it is not 0).
+	Priority uint8
 }
 
 func (m Msg) String() string {
@@ -34,12 +37,15 @@ func (m Msg) String() string {
 	if m.Headers != nil {
 		b.WriteString(" headers=" + formatTable(m.Headers))
 	}
+	if m.Priority != 0 {
+		fmt.Fprintf(&b, " priority=%d", m.Priority)
+	}
 	b.WriteString(flags("persistent", m.Persistent, "mandatory", m.Mandatory))
 	return b.String()
 }
 
 func (ch *Ch) send(exchange, key string, m Msg) error {
-	p := amqp.Publishing{Body: []byte(m.Body), Expiration: m.Expiration, Headers: m.Headers}
+	p := amqp.Publishing{Body: []byte(m.Body), Expiration: m.Expiration, Headers: m.Headers, Priority: m.Priority}
 	if m.Size != 0 {
 		p.Body = make([]byte, m.Size)
 	}
