@@ -128,8 +128,8 @@ func singleActiveConsumerTakesAll(s *S) {
 	second.Next()
 }
 
-// singleActiveConsumerQuorum is singleActiveConsumerTakesAll on a quorum
-// queue; when the first consumer's channel closes, its unacknowledged
+// singleActiveConsumerQuorum pins singleActiveConsumerTakesAll's behaviour
+// on a quorum queue; when the first consumer's channel closes, its unacknowledged
 // messages go to the second, with x-delivery-count.
 func singleActiveConsumerQuorum(s *S) {
 	q := s.Queue("q")
