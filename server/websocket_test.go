@@ -1,0 +1,151 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
+	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus/admin"
+	"github.com/coder/websocket"
+)
+
+// wsClient returns an azservicebus client of the namespace at endpoint
+// whose connections go over WebSockets (ClientOptions.NewWebSocketConn),
+// offering subprotocol and trusting pool; each URL it dials is sent to
+// dialed.
+func wsClient(tb testing.TB, endpoint string, pool *x509.CertPool, subprotocol string, dialed chan<- string) *azservicebus.Client {
+	tb.Helper()
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	tb.Cleanup(tr.CloseIdleConnections)
+	c, err := azservicebus.NewClientFromConnectionString(sbKeyConnString(endpoint), &azservicebus.ClientOptions{
+		RetryOptions: azservicebus.RetryOptions{MaxRetries: -1},
+		NewWebSocketConn: func(ctx context.Context, args azservicebus.NewWebSocketConnArgs) (net.Conn, error) {
+			select {
+			case dialed <- args.Host:
+			default:
+			}
+			ws, _, err := websocket.Dial(ctx, args.Host, &websocket.DialOptions{
+				Subprotocols: []string{subprotocol}, HTTPClient: &http.Client{Transport: tr},
+			})
+			if err != nil {
+				return nil, err
+			}
+			if ws.Subprotocol() != subprotocol {
+				ws.CloseNow()
+				return nil, errors.New("lapse chose the subprotocol " + ws.Subprotocol())
+			}
+			return websocket.NetConn(context.Background(), ws, websocket.MessageBinary), nil
+		},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+// issue 31.1: azservicebus's WebSocket transport, given a connection
+// string without UseDevelopmentEmulator, dials
+// wss://<endpoint>/$servicebus/websocket: on the AMQPS port (TLS, then an
+// HTTP upgrade, where the administration API is too) and on the
+// WebSocket port, both with lapse's one certificate, it sends and
+// receives as over AMQPS. The administration API answers HTTPS on the
+// WebSocket port too, as on the service's port 443.
+func TestServiceBusOverWebSockets(t *testing.T) {
+	m := MustStart(t)
+	pool, _ := MustTrustLapse(t, m)
+	for _, tc := range []struct{ listener, subprotocol string }{
+		{"amqps", "AMQPWSB10"},
+		{"servicebusWebSocket", "amqp"},
+	} {
+		t.Run(tc.listener, func(t *testing.T) {
+			ctx := sbContext(t)
+			_, port, _ := net.SplitHostPort(listenerAddr(t, m, tc.listener))
+			endpoint := "localhost:" + port
+			queue := strings.ToLower(tc.listener)
+			tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+			t.Cleanup(tr.CloseIdleConnections)
+			adm, err := admin.NewClientFromConnectionString(sbKeyConnString(endpoint), &admin.ClientOptions{
+				ClientOptions: azcore.ClientOptions{Transport: &http.Client{Transport: tr}, Retry: policy.RetryOptions{MaxRetries: -1}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := adm.CreateQueue(ctx, queue, nil); err != nil {
+				t.Fatalf("create a queue over HTTPS at %s: %v", endpoint, err)
+			}
+
+			dialed := make(chan string, 1)
+			c := wsClient(t, endpoint, pool, tc.subprotocol, dialed)
+			MustSBSend(t, c, queue, &azservicebus.Message{Body: []byte("over a WebSocket")})
+			r, err := c.NewReceiverForQueue(queue, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close(context.Background())
+			msgs, err := r.ReceiveMessages(ctx, 1, nil)
+			if err != nil || len(msgs) != 1 || string(msgs[0].Body) != "over a WebSocket" {
+				t.Fatalf("receive over a WebSocket: %d messages, %v", len(msgs), err)
+			}
+			if err := r.CompleteMessage(ctx, msgs[0], nil); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := <-dialed, "wss://"+endpoint+"/$servicebus/websocket"; got != want {
+				t.Errorf("the SDK dialed %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+// issue 31.1: the WebSocket port speaks TLS with the AMQPS certificate
+// and upgrades only /$servicebus/websocket with an AMQP subprotocol; other
+// requests there are the administration API's.
+func TestServiceBusWebSocketRefusals(t *testing.T) {
+	m := MustStart(t)
+	pool, _ := MustTrustLapse(t, m)
+	_, port, _ := net.SplitHostPort(listenerAddr(t, m, "servicebusWebSocket"))
+	for _, tc := range []struct {
+		name, path, protocol string
+		want                 int
+	}{
+		{"Upgraded", "/$servicebus/websocket", "AMQPWSB10", http.StatusSwitchingProtocols},
+		{"OtherSubprotocol", "/$servicebus/websocket", "mqtt", http.StatusBadRequest},
+		{"NoSubprotocol", "/$servicebus/websocket", "", http.StatusBadRequest},
+		{"OtherPath", "/$servicebus/websockets", "AMQPWSB10", http.StatusNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc2, err := tls.Dial("tcp", "127.0.0.1:"+port, &tls.Config{RootCAs: pool, ServerName: "localhost"})
+			if err != nil {
+				t.Fatalf("TLS with lapse's certificate: %v", err)
+			}
+			defer tc2.Close()
+			tc2.SetDeadline(time.Now().Add(10 * time.Second))
+			req := "GET " + tc.path + " HTTP/1.1\r\nHost: localhost:" + port + "\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n" +
+				"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+			if tc.protocol != "" {
+				req += "Sec-WebSocket-Protocol: " + tc.protocol + "\r\n"
+			}
+			if _, err := tc2.Write([]byte(req + "\r\n")); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(bufio.NewReader(tc2), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Errorf("status %d, want %d", resp.StatusCode, tc.want)
+			}
+		})
+	}
+}
