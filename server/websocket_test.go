@@ -2,12 +2,17 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +22,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus/admin"
 	"github.com/coder/websocket"
+	"github.com/google/go-cmp/cmp"
+	"github.com/lapse-emulator/lapse/clienttest"
 )
 
 // wsClient returns an azservicebus client of the namespace at endpoint
@@ -145,6 +152,54 @@ func TestServiceBusWebSocketRefusals(t *testing.T) {
 			resp.Body.Close()
 			if resp.StatusCode != tc.want {
 				t.Errorf("status %d, want %d", resp.StatusCode, tc.want)
+			}
+		})
+	}
+}
+
+// issue 31.1: @azure/service-bus's WebSocket transport (webSocketOptions
+// with the ws package), given the service's connection string with the
+// AMQPS port or the WebSocket port and lapse's certificate through
+// NODE_EXTRA_CA_CERTS, sends and receives over
+// wss://localhost:<port>/$servicebus/websocket (subprotocol AMQPWSB10);
+// its administration client reaches the same port over HTTPS.
+func TestJSServiceBusOverWebSockets(t *testing.T) {
+	node := clienttest.Node(t, sbJSDir, "@azure/service-bus", "ws")
+	m := MustStart(t)
+	for _, listener := range []string{"amqps", "servicebusWebSocket"} {
+		t.Run(listener, func(t *testing.T) {
+			_, port, _ := net.SplitHostPort(listenerAddr(t, m, listener))
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, "testdata/js/servicebus_websocket.cjs")
+			cmd.Env = append(os.Environ(),
+				"NODE_PATH="+filepath.Join(sbJSDir, "node_modules"),
+				"NODE_EXTRA_CA_CERTS="+MustCertFile(t, m),
+				"SERVICEBUS_CONNECTION_STRING="+sbKeyConnString("localhost:"+port),
+				"SERVICEBUS_QUEUE="+strings.ToLower(listener))
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("node: %v\n%s\n%s", err, out, stderr.Bytes())
+			}
+			type dial struct {
+				URL       string
+				Protocols []string
+			}
+			type result struct {
+				Bodies              []string
+				ActiveAfterComplete int
+				Dialed              []dial
+			}
+			var got result
+			if err := json.Unmarshal(clienttest.LastLine(out), &got); err != nil {
+				t.Fatalf("%s: %v", out, err)
+			}
+			want := result{Bodies: []string{"over a WebSocket"},
+				Dialed: []dial{{URL: "wss://localhost:" + port + "/$servicebus/websocket", Protocols: []string{"AMQPWSB10"}}}}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
 	}
