@@ -204,3 +204,41 @@ func TestJSServiceBusOverWebSockets(t *testing.T) {
 		})
 	}
 }
+
+// issue 31.1: azure-servicebus's WebSocket transport
+// (TransportType.AmqpOverWebsocket, with websocket-client for the sync
+// client and aiohttp for the asyncio one), given the service's connection
+// string and custom_endpoint_address with the AMQPS port or the WebSocket
+// port and lapse's certificate, sends and receives over
+// wss://localhost:<port>/$servicebus/websocket; its administration client
+// reaches the same port over HTTPS.
+func TestPython7ServiceBusOverWebSockets(t *testing.T) {
+	python := clienttest.PythonSDK(t, "import azure.servicebus as s, websocket, aiohttp; v = tuple(map(int, s.__version__.split('.')[:2])); assert (7, 12) <= v < (8, 0)")
+	m := MustStart(t)
+	cert := MustCertFile(t, m)
+	for _, listener := range []string{"amqps", "servicebusWebSocket"} {
+		t.Run(listener, func(t *testing.T) {
+			_, port, _ := net.SplitHostPort(listenerAddr(t, m, listener))
+			env := []string{
+				"SERVICEBUS_CONNECTION_STRING=" + sbKeyConnString("localhost:"+port),
+				"SERVICEBUS_ENDPOINT=sb://localhost:" + port,
+				"LAPSE_CERT=" + cert,
+			}
+			line := runPythonIn(t, python7Dir, python, "over_websockets.py", env, strings.ToLower(listener))
+			type result struct {
+				Sync, Asyncio []string
+				Left          int
+			}
+			var got result
+			dec := json.NewDecoder(bytes.NewReader(line))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&got); err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			want := result{Sync: []string{"sync over a WebSocket"}, Asyncio: []string{"asyncio over a WebSocket"}}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
