@@ -32,16 +32,27 @@ import (
 // dialed.
 func wsClient(tb testing.TB, endpoint string, pool *x509.CertPool, subprotocol string, dialed chan<- string) *azservicebus.Client {
 	tb.Helper()
+	return wsClientTo(tb, sbKeyConnString(endpoint), "", pool, subprotocol, dialed)
+}
+
+// wsClientTo is wsClient with a connection string, and a WebSocket URL
+// that, unless empty, the client dials instead of the one the SDK builds.
+func wsClientTo(tb testing.TB, connString, url string, pool *x509.CertPool, subprotocol string, dialed chan<- string) *azservicebus.Client {
+	tb.Helper()
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
 	tb.Cleanup(tr.CloseIdleConnections)
-	c, err := azservicebus.NewClientFromConnectionString(sbKeyConnString(endpoint), &azservicebus.ClientOptions{
+	c, err := azservicebus.NewClientFromConnectionString(connString, &azservicebus.ClientOptions{
 		RetryOptions: azservicebus.RetryOptions{MaxRetries: -1},
 		NewWebSocketConn: func(ctx context.Context, args azservicebus.NewWebSocketConnArgs) (net.Conn, error) {
 			select {
 			case dialed <- args.Host:
 			default:
 			}
-			ws, _, err := websocket.Dial(ctx, args.Host, &websocket.DialOptions{
+			to := args.Host
+			if url != "" {
+				to = url
+			}
+			ws, _, err := websocket.Dial(ctx, to, &websocket.DialOptions{
 				Subprotocols: []string{subprotocol}, HTTPClient: &http.Client{Transport: tr},
 			})
 			if err != nil {
@@ -240,5 +251,34 @@ func TestPython7ServiceBusOverWebSockets(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// issue 31.1 with 29.2: a connection over a WebSocket signed with a
+// sandbox's key name is served by that sandbox, as one over TCP is: the
+// message sent over the WebSocket port is in the sandbox's queue, not in
+// the default world's.
+func TestSandbox_ServiceBusKeyNameRoutesWebSockets(t *testing.T) {
+	m := MustStart(t, "--servicebus-config", "../examples/config/Config.json")
+	pool, _ := MustTrustLapse(t, m)
+	cfg, err := os.ReadFile("../examples/config/Config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]any{"servicebusConfig": json.RawMessage(cfg)})
+	sb := mustSandbox(t, m, string(body))
+	url := "wss://localhost:" + portOf(t, listenerAddr(t, m, "servicebusWebSocket")) + "/$servicebus/websocket"
+	MustSBSend(t, wsClientTo(t, sb.ServiceBus.ConnectionString, url, pool, "AMQPWSB10", nil), "orders",
+		&azservicebus.Message{Body: []byte("to the sandbox")})
+	box, err := azservicebus.NewClientFromConnectionString(sb.ServiceBus.ConnectionString, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { box.Close(context.Background()) })
+	if got := sbPeek(t, box, "orders", 0); len(got) != 1 || got[0] != "to the sandbox" {
+		t.Errorf("the sandbox's queue: %q", got)
+	}
+	if got := sbPeek(t, MustSBClient(t, m), "orders", 0); len(got) != 0 {
+		t.Errorf("the default world's queue: %q", got)
 	}
 }
