@@ -46,6 +46,13 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "AMQP over WebSockets needs the subprotocol AMQPWSB10 (or amqp)", http.StatusBadRequest)
 		return
 	}
+	// From the upgrade until ServeConn has the connection, the server
+	// counts the handler as one of its connections, so that Close ends
+	// the wait for the header and waits for the handler.
+	if !s.enter() {
+		http.Error(w, "the server is closing", http.StatusServiceUnavailable)
+		return
+	}
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		Subprotocols: webSocketProtocols,
 		// The connection is authorized by its SAS tokens, as every
@@ -56,22 +63,51 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// Accept has answered the request already.
 		s.log().Debug("WebSocket upgrade refused", "remote", r.RemoteAddr, "err", err)
+		s.wg.Done()
 		return
 	}
 	// NetConn lifts the WebSocket's limit on a message's size: a message
 	// is streamed into the AMQP reader, which bounds every frame by
 	// lapse's max-frame-size, and a transfer of 256 KB is one message.
-	// The request's handler runs as long as ServeConn; the connection
-	// ends when the AMQP connection closes it.
-	nc := websocket.NetConn(context.WithoutCancel(r.Context()), ws, websocket.MessageBinary)
+	// The connection outlives the request's context; it ends when the
+	// AMQP connection closes it, or when the server closes before
+	// ServeConn has it.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	defer cancel()
+	nc := websocket.NetConn(ctx, ws, websocket.MessageBinary)
+	go func() {
+		select {
+		case <-s.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	var h [8]byte
 	nc.SetReadDeadline(time.Now().Add(webSocketHeaderTimeout))
-	if _, err := io.ReadFull(nc, h[:]); err != nil {
+	_, err = io.ReadFull(nc, h[:])
+	if err != nil {
 		nc.Close()
+		s.wg.Done()
 		return
 	}
 	nc.SetReadDeadline(time.Time{})
+	s.wg.Done()
+	// ServeConn counts the connection itself, or closes it when the
+	// server has closed meanwhile.
 	s.ServeConn(nc, h)
+}
+
+// enter counts a goroutine that is about to serve a connection as one of
+// the server's, unless the server is closed; the caller calls s.wg.Done
+// when it is done.
+func (s *Server) enter() bool {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	return true
 }
 
 // isUpgrade says whether r asks to become a WebSocket.

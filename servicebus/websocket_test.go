@@ -2,6 +2,7 @@ package servicebus_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -174,4 +175,50 @@ func TestWebSocketHandshake(t *testing.T) {
 			t.Fatalf("answer to an AMQP 0-9-1 header: %q %v, want AMQP 1.0's header and the end", got, err)
 		}
 	})
+}
+
+// issue 31.1: Close ends a WebSocket that has not sent its protocol header
+// yet, and waits for its handler, as it ends and waits for a TCP
+// connection's (docs/architecture.md: Close waits for every goroutine):
+// the handler does not wait out the header's timeout.
+func TestWebSocketCloseEndsAWebSocketBeforeItsHeader(t *testing.T) {
+	f := MustServer(t)
+	h := f.s.WebSocketHandler()
+	returned := make(chan struct{}, 2)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		returned <- struct{}{}
+	}))
+	t.Cleanup(hs.Close)
+	// The upgrade is answered once the server counts the connection.
+	nc, _ := mustDialWebSocket(t, "ws"+strings.TrimPrefix(hs.URL, "http")+servicebus.WebSocketPath, "AMQPWSB10")
+	c, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := f.s.Close(c); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	select {
+	case <-returned:
+	case <-c.Done():
+		t.Fatal("the handler still waits for the header after Close")
+	}
+	// The server closed the WebSocket (NetConn reads its close as EOF).
+	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := nc.Read(make([]byte, 1)); !errors.Is(err, io.EOF) && websocket.CloseStatus(err) == -1 {
+		t.Fatalf("the WebSocket after Close: %v, want the server's close", err)
+	}
+	// A closed server upgrades nothing.
+	req, _ := http.NewRequestWithContext(ctx(t), "GET", hs.URL+servicebus.WebSocketPath, nil)
+	for k, v := range map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+		"Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Protocol": "AMQPWSB10"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("an upgrade after Close: %d, want 503", resp.StatusCode)
+	}
 }
