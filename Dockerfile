@@ -28,8 +28,9 @@ USER 65532:65532
 ENV LAPSE_DATA=/data
 VOLUME /data
 # AMQP (Service Bus and RabbitMQ), AMQPS, Cosmos DB, Service Bus
-# administration, RabbitMQ management, control API and dashboard.
-EXPOSE 5672 5671 8081 5300 15672 8080
+# administration, Service Bus AMQP over WebSockets, RabbitMQ management,
+# control API and dashboard.
+EXPOSE 5672 5671 8081 5300 5443 15672 8080
 # No shell nor curl in scratch: the binary checks its own /healthz. The
 # address is 127.0.0.1, not localhost: scratch has no /etc/hosts of its own.
 HEALTHCHECK --interval=5s --timeout=3s --start-period=2s --retries=10 \

@@ -64,8 +64,8 @@ type QueryFunc func(ctx context.Context, name, query string, max int) ([]json.Ra
 type Info struct {
 	// Version is lapse's version string.
 	Version string `json:"version"`
-	// Listeners are keyed by name: "control", "amqp", "cosmos",
-	// "servicebusAdmin", "rabbitmqManagement".
+	// Listeners are keyed by name: "control", "amqp", "amqps", "cosmos",
+	// "servicebusAdmin", "servicebusWebSocket", "rabbitmqManagement".
 	Listeners map[string]Listener `json:"listeners"`
 }
 

@@ -182,6 +182,9 @@ func (s *Server) connectHints() []connectHint {
 	if p := port("servicebusAdmin"); p != "" {
 		out = append(out, connectHint{core.ServiceBus, "administration (HTTP and HTTPS)", "http://localhost:" + p + "/"})
 	}
+	if p := port("servicebusWebSocket"); p != "" {
+		out = append(out, connectHint{core.ServiceBus, "AMQP over WebSockets, the SDKs' WebSocket transport (trust /cert.pem)", "wss://localhost:" + p + "/$servicebus/websocket"})
+	}
 	if p := port("rabbitmqManagement"); p != "" {
 		out = append(out, connectHint{core.RabbitMQ, "management API", "http://localhost:" + p + "/api/"})
 	}

@@ -84,7 +84,7 @@ func startLapse(t *testing.T, args ...string) *instance {
 		}
 		all := append([]string{"--data", filepath.Join(t.TempDir(), "data")}, args...)
 		all = append(all, "--amqp-addr", ip+":0", "--amqps-addr", amqps, "--cosmos-addr", ip+":0",
-			"--servicebus-admin-addr", ip+":0", "--rabbitmq-management-addr", ip+":0",
+			"--servicebus-admin-addr", ip+":0", "--servicebus-websocket-addr", ip+":0", "--rabbitmq-management-addr", ip+":0",
 			"--control-addr", control, "--cert-hosts", ip)
 		in, err := run(t, ip, control, all)
 		if err != nil {

@@ -124,7 +124,7 @@ func start(tb testing.TB, logTo io.Writer, opts []Option) (*Server, error) {
 	args := append([]string{
 		"--data", ":memory:", "--clock", "frozen",
 		"--amqp-addr", "127.0.0.1:0", "--amqps-addr", "127.0.0.1:0", "--cosmos-addr", "127.0.0.1:0",
-		"--servicebus-admin-addr", "127.0.0.1:0", "--rabbitmq-management-addr", "127.0.0.1:0",
+		"--servicebus-admin-addr", "127.0.0.1:0", "--servicebus-websocket-addr", "127.0.0.1:0", "--rabbitmq-management-addr", "127.0.0.1:0",
 		"--control-addr", "127.0.0.1:0",
 	}, o.flags...)
 	if err := m.ParseFlags(args, func(string) string { return "" }); err != nil {

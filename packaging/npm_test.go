@@ -315,7 +315,7 @@ func (p *npmProject) startLapse(t *testing.T, command ...string) (string, *exec.
 	l.Close()
 	args := append(command[1:], "serve", "--data", ":memory:", "--control-addr", control,
 		"--amqp-addr", "127.0.0.1:0", "--amqps-addr", "127.0.0.1:0", "--cosmos-addr", "127.0.0.1:0",
-		"--servicebus-admin-addr", "127.0.0.1:0", "--rabbitmq-management-addr", "127.0.0.1:0")
+		"--servicebus-admin-addr", "127.0.0.1:0", "--servicebus-websocket-addr", "127.0.0.1:0", "--rabbitmq-management-addr", "127.0.0.1:0")
 	cmd := exec.Command(command[0], args...)
 	cmd.Dir = p.dir
 	cmd.Env = p.env

@@ -33,7 +33,7 @@ func mustServe(t *testing.T, bin, data string) *served {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--data", data, "--log-level", "info",
 		"--amqp-addr", "127.0.0.1:0", "--amqps-addr", "127.0.0.1:0", "--cosmos-addr", "127.0.0.1:0",
-		"--servicebus-admin-addr", "127.0.0.1:0", "--rabbitmq-management-addr", "127.0.0.1:0",
+		"--servicebus-admin-addr", "127.0.0.1:0", "--servicebus-websocket-addr", "127.0.0.1:0", "--rabbitmq-management-addr", "127.0.0.1:0",
 		"--control-addr", "127.0.0.1:0")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()

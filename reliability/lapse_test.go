@@ -80,7 +80,7 @@ func Start(t testing.TB, dir string, more ...string) *Lapse {
 	}
 	args := []string{"serve", "--data", dir,
 		"--amqp-addr", "127.0.0.1:0", "--amqps-addr", "127.0.0.1:0", "--cosmos-addr", "127.0.0.1:0",
-		"--servicebus-admin-addr", "127.0.0.1:0", "--rabbitmq-management-addr", "127.0.0.1:0",
+		"--servicebus-admin-addr", "127.0.0.1:0", "--servicebus-websocket-addr", "127.0.0.1:0", "--rabbitmq-management-addr", "127.0.0.1:0",
 		"--control-addr", "127.0.0.1:0"}
 	l := &Lapse{t: t, Dir: dir, cmd: exec.Command(binary, append(args, more...)...), log: &logBuffer{}, done: make(chan struct{})}
 	l.cmd.Env = append(os.Environ(), "LAPSE_LOG_LEVEL=info")

@@ -7,8 +7,8 @@ import (
 )
 
 // Addrs returns the address each listener is bound to, by the names of
-// GET /api/info: amqp, amqps, cosmos, servicebusAdmin, rabbitmqManagement
-// and control. Run must have returned without an error.
+// GET /api/info: amqp, amqps, cosmos, servicebusAdmin, servicebusWebSocket,
+// rabbitmqManagement and control. Run must have returned without an error.
 func (m *Main) Addrs() map[string]net.Addr {
 	out := map[string]net.Addr{}
 	if m.Control != nil {
@@ -25,6 +25,9 @@ func (m *Main) Addrs() map[string]net.Addr {
 	}
 	if m.sbAdmin != nil {
 		out["servicebusAdmin"] = m.sbAdmin.Addr()
+	}
+	if m.sbHTTPS != nil {
+		out["servicebusWebSocket"] = m.sbHTTPS.Addr()
 	}
 	if m.Cosmos != nil && m.Cosmos.Addr() != nil {
 		out["cosmos"] = m.Cosmos.Addr()

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"strings"
+
+	"github.com/lapse-emulator/lapse/servicebus"
 )
 
 // Banner is the block `lapse serve` prints once every listener is bound,
@@ -12,7 +14,7 @@ import (
 // the clock. An address bound to every interface shows as localhost. Call
 // it after Run.
 func (m *Main) Banner() string {
-	if m.Control == nil || m.amqp == nil || m.amqps == nil || m.sbAdmin == nil || m.management == nil || m.Cosmos == nil {
+	if m.Control == nil || m.amqp == nil || m.amqps == nil || m.sbAdmin == nil || m.sbHTTPS == nil || m.management == nil || m.Cosmos == nil {
 		return ""
 	}
 	control := hostPort(m.Control.Addr())
@@ -32,6 +34,7 @@ func (m *Main) Banner() string {
 	row("Dashboard", "http://"+control+"/")
 	row("Service Bus", serviceBusConnectionString(amqp))
 	row("", "administration: http://"+hostPort(m.sbAdmin.Addr())+"/")
+	row("", "WebSockets: wss://"+hostPort(m.sbHTTPS.Addr())+servicebus.WebSocketPath)
 	row("RabbitMQ", "amqp://guest:guest@"+amqp+"/")
 	row("", "management: http://"+hostPort(m.management.Addr())+"/ (user guest, password guest)")
 	row("Cosmos DB", "https://"+hostPort(m.Cosmos.Addr())+"/")

@@ -77,6 +77,10 @@ func TestBannerShowsTheBoundEndpointsAndEachAnswers(t *testing.T) {
 	sbConn := value("Service Bus", 0, "Endpoint=sb://localhost:")
 	sbConn = "Endpoint=sb://localhost:" + sbConn
 	sbAdmin := value("Service Bus", 1, "administration: http://")
+	sbWebSocket, ok := strings.CutSuffix(value("Service Bus", 2, "WebSockets: wss://"), "/$servicebus/websocket")
+	if !ok {
+		t.Errorf("the WebSocket URL does not end with /$servicebus/websocket: %s", sbWebSocket)
+	}
 	rabbitURL := "amqp://" + value("RabbitMQ", 0, "amqp://")
 	mgmt, _, _ := strings.Cut(value("RabbitMQ", 1, "management: "), " ")
 	cosmosURL := "https://" + value("Cosmos DB", 0, "https://")
@@ -102,7 +106,8 @@ func TestBannerShowsTheBoundEndpointsAndEachAnswers(t *testing.T) {
 	sbHostPort := strings.TrimPrefix(strings.Split(sbConn, ";")[0], "Endpoint=sb://")
 	for name, printed := range map[string]string{
 		"control": dashboardURL, "amqp": sbHostPort, "servicebusAdmin": "http://" + sbAdmin,
-		"rabbitmqManagement": mgmt, "cosmos": cosmosURL, "amqps": amqps,
+		"servicebusWebSocket": "https://" + sbWebSocket,
+		"rabbitmqManagement":  mgmt, "cosmos": cosmosURL, "amqps": amqps,
 	} {
 		if want := portOf(t, info.Listeners[name].Addr); portOf(t, printed) != want {
 			t.Errorf("%s: printed %s, bound port %s", name, printed, want)

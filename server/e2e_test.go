@@ -30,12 +30,13 @@ func TestHealthzAndInfo(t *testing.T) {
 		t.Errorf("GET /api/info: %d", got)
 	}
 	want := dashboard.Info{Version: "dev", Listeners: map[string]dashboard.Listener{
-		"control":            {Addr: m.Control.Addr().String(), Served: true},
-		"amqp":               {Addr: m.amqp.Addr().String(), Served: true},
-		"amqps":              {Addr: m.amqps.Addr().String(), Served: true},
-		"cosmos":             {Addr: m.Cosmos.Addr().String(), Served: true},
-		"servicebusAdmin":    {Addr: m.sbAdmin.Addr().String(), Served: true},
-		"rabbitmqManagement": {Addr: m.management.Addr().String(), Served: true},
+		"control":             {Addr: m.Control.Addr().String(), Served: true},
+		"amqp":                {Addr: m.amqp.Addr().String(), Served: true},
+		"amqps":               {Addr: m.amqps.Addr().String(), Served: true},
+		"cosmos":              {Addr: m.Cosmos.Addr().String(), Served: true},
+		"servicebusAdmin":     {Addr: m.sbAdmin.Addr().String(), Served: true},
+		"servicebusWebSocket": {Addr: m.sbHTTPS.Addr().String(), Served: true},
+		"rabbitmqManagement":  {Addr: m.management.Addr().String(), Served: true},
 	}}
 	if diff := cmp.Diff(want, info); diff != "" {
 		t.Errorf("/api/info (-want +got):\n%s", diff)

@@ -21,12 +21,15 @@ type Config struct {
 	// Data is the data folder; ":memory:" keeps nothing.
 	Data string
 	// The listeners' addresses; ":0" picks a free port.
-	AMQPAddr               string
-	AMQPSAddr              string
-	CosmosAddr             string
-	ServiceBusAdminAddr    string
-	RabbitMQManagementAddr string
-	ControlAddr            string
+	AMQPAddr            string
+	AMQPSAddr           string
+	CosmosAddr          string
+	ServiceBusAdminAddr string
+	// ServiceBusWebSocketAddr serves what the service serves over HTTPS
+	// on its port 443: AMQP over WebSockets and the administration API.
+	ServiceBusWebSocketAddr string
+	RabbitMQManagementAddr  string
+	ControlAddr             string
 	// Clock is "real", or "frozen" to start frozen at the current time.
 	Clock string
 	// Files that declare entities up front; "" for none. They are checked
@@ -124,6 +127,7 @@ func newServeFlags(c *Config, logLevel *string, getenv func(string) string) *fla
 	envString(fs, getenv, &c.AMQPSAddr, "amqps-addr", ":5671", "AMQPS address: AMQP 1.0 and 0-9-1 over TLS, for clients that always use TLS")
 	envString(fs, getenv, &c.CosmosAddr, "cosmos-addr", ":8081", "Cosmos DB REST address (HTTPS and plain HTTP on one port)")
 	envString(fs, getenv, &c.ServiceBusAdminAddr, "servicebus-admin-addr", ":5300", "Service Bus administration address (ATOM API over HTTP and HTTPS on one port, GET /health)")
+	envString(fs, getenv, &c.ServiceBusWebSocketAddr, "servicebus-websocket-addr", ":5443", "Service Bus AMQP over WebSockets address (wss://host:port/$servicebus/websocket, TLS with the AMQPS certificate; also the administration API)")
 	envString(fs, getenv, &c.RabbitMQManagementAddr, "rabbitmq-management-addr", ":15672", "RabbitMQ management HTTP API address")
 	envString(fs, getenv, &c.ControlAddr, "control-addr", ":8080", "control API and /healthz address")
 	envString(fs, getenv, &c.Clock, "clock", "real", `"real", or "frozen" to start frozen at the current time`)

@@ -21,7 +21,7 @@ func TestParseFlags(t *testing.T) {
 	}
 	defaults := Config{
 		Data: "./lapse-data", AMQPAddr: ":5672", AMQPSAddr: ":5671", CosmosAddr: ":8081", ServiceBusAdminAddr: ":5300",
-		RabbitMQManagementAddr: ":15672", ControlAddr: ":8080", Clock: "real", LogLevel: slog.LevelInfo,
+		ServiceBusWebSocketAddr: ":5443", RabbitMQManagementAddr: ":15672", ControlAddr: ":8080", Clock: "real", LogLevel: slog.LevelInfo,
 		ServiceBusMaxMessageSize: 256 * 1024, CosmosConsistency: "Session", CosmosPartitionCount: 25,
 	}
 	with := func(f func(*Config)) Config {
@@ -38,22 +38,22 @@ func TestParseFlags(t *testing.T) {
 		{"Defaults", nil, nil, defaults},
 		{"EveryFlag", []string{
 			"--data", ":memory:", "--amqp-addr", ":1", "--amqps-addr", ":6", "--cosmos-addr", ":2", "--servicebus-admin-addr", ":3",
-			"--rabbitmq-management-addr", ":4", "--control-addr", "127.0.0.1:5", "--clock", "frozen",
+			"--servicebus-websocket-addr", ":8", "--rabbitmq-management-addr", ":4", "--control-addr", "127.0.0.1:5", "--clock", "frozen",
 			"--servicebus-config", file, "--rabbitmq-definitions", file, "--cosmos-config", file, "--log-level", "debug",
 			"--cert-hosts", "lapse,ci.example", "--repair-journal",
 		}, nil, Config{
-			Data: ":memory:", AMQPAddr: ":1", AMQPSAddr: ":6", CertHosts: "lapse,ci.example", CosmosAddr: ":2", ServiceBusAdminAddr: ":3", RabbitMQManagementAddr: ":4",
+			Data: ":memory:", AMQPAddr: ":1", AMQPSAddr: ":6", CertHosts: "lapse,ci.example", CosmosAddr: ":2", ServiceBusAdminAddr: ":3", ServiceBusWebSocketAddr: ":8", RabbitMQManagementAddr: ":4",
 			ControlAddr: "127.0.0.1:5", Clock: "frozen", ServiceBusConfig: file, RabbitMQDefinitions: file,
 			CosmosConfig: file, LogLevel: slog.LevelDebug, ServiceBusMaxMessageSize: 256 * 1024, RepairJournal: true,
 			CosmosConsistency: "Session", CosmosPartitionCount: 25,
 		}},
 		{"EveryEnvironmentVariable", nil, map[string]string{
 			"LAPSE_DATA": "/d", "LAPSE_AMQP_ADDR": ":1", "LAPSE_AMQPS_ADDR": ":6", "LAPSE_CERT_HOSTS": "lapse", "LAPSE_COSMOS_ADDR": ":2", "LAPSE_SERVICEBUS_ADMIN_ADDR": ":3",
-			"LAPSE_RABBITMQ_MANAGEMENT_ADDR": ":4", "LAPSE_CONTROL_ADDR": ":5", "LAPSE_CLOCK": "frozen",
+			"LAPSE_SERVICEBUS_WEBSOCKET_ADDR": ":8", "LAPSE_RABBITMQ_MANAGEMENT_ADDR": ":4", "LAPSE_CONTROL_ADDR": ":5", "LAPSE_CLOCK": "frozen",
 			"LAPSE_SERVICEBUS_CONFIG": file, "LAPSE_RABBITMQ_DEFINITIONS": file, "LAPSE_COSMOS_CONFIG": file,
 			"LAPSE_LOG_LEVEL": "warn", "LAPSE_REPAIR_JOURNAL": "true",
 		}, Config{
-			Data: "/d", AMQPAddr: ":1", AMQPSAddr: ":6", CertHosts: "lapse", CosmosAddr: ":2", ServiceBusAdminAddr: ":3", RabbitMQManagementAddr: ":4",
+			Data: "/d", AMQPAddr: ":1", AMQPSAddr: ":6", CertHosts: "lapse", CosmosAddr: ":2", ServiceBusAdminAddr: ":3", ServiceBusWebSocketAddr: ":8", RabbitMQManagementAddr: ":4",
 			ControlAddr: ":5", Clock: "frozen", ServiceBusConfig: file, RabbitMQDefinitions: file,
 			CosmosConfig: file, LogLevel: slog.LevelWarn, ServiceBusMaxMessageSize: 256 * 1024, RepairJournal: true,
 			CosmosConsistency: "Session", CosmosPartitionCount: 25,

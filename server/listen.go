@@ -21,6 +21,7 @@ func (c Config) listenerFlags() []listenerFlag {
 		{"AMQPS", "amqps-addr", c.AMQPSAddr},
 		{"Cosmos DB", "cosmos-addr", c.CosmosAddr},
 		{"Service Bus administration", "servicebus-admin-addr", c.ServiceBusAdminAddr},
+		{"Service Bus WebSockets", "servicebus-websocket-addr", c.ServiceBusWebSocketAddr},
 		{"RabbitMQ management", "rabbitmq-management-addr", c.RabbitMQManagementAddr},
 		{"control API", "control-addr", c.ControlAddr},
 	}
@@ -58,6 +59,7 @@ const (
 	portAMQPS
 	portCosmos
 	portServiceBusAdmin
+	portServiceBusWebSocket
 	portRabbitMQManagement
 	portControl
 	numPorts

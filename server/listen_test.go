@@ -48,7 +48,7 @@ func TestOneAddressForTwoListenersIsReported(t *testing.T) {
 // certificate), another process cannot take a port of lapse.
 func TestPortsAreHeldFromTheStart(t *testing.T) {
 	flags := []string{"--amqp-addr", "--amqps-addr", "--cosmos-addr", "--servicebus-admin-addr",
-		"--rabbitmq-management-addr", "--control-addr"}
+		"--servicebus-websocket-addr", "--rabbitmq-management-addr", "--control-addr"}
 	var args []string
 	for _, f := range flags {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")

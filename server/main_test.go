@@ -30,7 +30,7 @@ func noEnv(string) string { return "" }
 
 // freePorts are the flags that put every listener on a free port.
 var freePorts = []string{
-	"--amqp-addr", ":0", "--amqps-addr", ":0", "--cosmos-addr", ":0", "--servicebus-admin-addr", ":0",
+	"--amqp-addr", ":0", "--amqps-addr", ":0", "--cosmos-addr", ":0", "--servicebus-admin-addr", ":0", "--servicebus-websocket-addr", ":0",
 	"--rabbitmq-management-addr", ":0", "--control-addr", ":0",
 }
 

@@ -146,7 +146,7 @@ func (p *readinessPoller) round() {
 		}
 	}
 	var missing []string
-	for _, name := range []string{"amqp", "amqps", "cosmos", "servicebusAdmin", "rabbitmqManagement", "control"} {
+	for _, name := range []string{"amqp", "amqps", "cosmos", "servicebusAdmin", "servicebusWebSocket", "rabbitmqManagement", "control"} {
 		l, ok := info[name]
 		if !ok || !l.Served {
 			missing = append(missing, name)

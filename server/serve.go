@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/cosmos"
 	"github.com/lapse-emulator/lapse/dashboard"
+	"github.com/lapse-emulator/lapse/httpserver"
 	"github.com/lapse-emulator/lapse/rabbitmq"
 	"github.com/lapse-emulator/lapse/servicebus"
 )
@@ -48,6 +50,9 @@ type Main struct {
 	amqps      *amqpListener
 	management *rabbitmq.Management
 	sbAdmin    *servicebus.Admin
+	// sbHTTPS serves the Service Bus WebSocket port and the HTTPS
+	// requests of the AMQP ports (serviceBusHTTPS).
+	sbHTTPS *httpserver.Server
 
 	store  store
 	runner *runner
@@ -143,6 +148,14 @@ func (m *Main) Run(ctx context.Context) (err error) {
 		return err
 	}
 	log.Info("listening", "listener", "servicebusAdmin", "addr", m.sbAdmin.Addr().String())
+	// It too opens before the AMQP ports, which hand it HTTPS requests.
+	m.sbHTTPS = httpserver.New("Service Bus WebSocket port", m.Config.ServiceBusWebSocketAddr, m.serviceBusHTTPS(), log.With("listener", "servicebusWebSocket"))
+	m.sbHTTPS.ServeTLS(m.tlsConfig())
+	m.sbHTTPS.SetBodyTimeout(m.Config.HTTPBodyTimeout)
+	if err := m.ports.serve(m.sbHTTPS, portServiceBusWebSocket); err != nil {
+		return err
+	}
+	log.Info("listening", "listener", "servicebusWebSocket", "addr", m.sbHTTPS.Addr().String())
 	m.amqp = newAMQPListener(m.ports.take(portAMQP), m.tlsConfig(), false, m.handoffHTTPS, m.Rabbit, m.SB, log.With("listener", "amqp"))
 	log.Info("listening", "listener", "amqp", "addr", m.amqp.Addr().String())
 	m.amqps = newAMQPListener(m.ports.take(portAMQPS), m.tlsConfig(), true, m.handoffHTTPS, m.Rabbit, m.SB, log.With("listener", "amqps"))
@@ -189,10 +202,24 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	return nil
 }
 
-// handoffHTTPS serves an HTTPS request that came to the AMQPS port: the
-// Service Bus administration API, which the service serves on the same
-// host name as AMQP.
-func (m *Main) handoffHTTPS(c net.Conn) { m.sbAdmin.Handoff(c) }
+// handoffHTTPS serves an HTTPS request that came to an AMQP port as the
+// Service Bus WebSocket port serves it: the service serves AMQP, AMQP over
+// WebSockets and the administration API on one host name.
+func (m *Main) handoffHTTPS(c net.Conn) { m.sbHTTPS.Handoff(c) }
+
+// serviceBusHTTPS is what the service serves over HTTPS on its port 443:
+// AMQP over WebSockets at servicebus.WebSocketPath (the SDKs' WebSocket
+// transport, issue 31) and the administration API everywhere else.
+func (m *Main) serviceBusHTTPS() http.Handler {
+	ws, admin := m.SB.WebSocketHandler(), m.sbAdmin.Handler()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == servicebus.WebSocketPath {
+			ws.ServeHTTP(w, r)
+			return
+		}
+		admin.ServeHTTP(w, r)
+	})
+}
 
 // tlsConfig is the TLS configuration of the AMQPS port and the Service
 // Bus administration API: the one certificate.
@@ -212,6 +239,9 @@ func (m *Main) Close(ctx context.Context) error {
 	}
 	if m.sbAdmin != nil {
 		errs = append(errs, m.sbAdmin.Close(ctx))
+	}
+	if m.sbHTTPS != nil {
+		errs = append(errs, m.sbHTTPS.Close(ctx))
 	}
 	if m.management != nil {
 		errs = append(errs, m.management.Close(ctx))
@@ -259,6 +289,9 @@ func (m *Main) info() dashboard.Info {
 	}
 	if m.sbAdmin != nil {
 		ls["servicebusAdmin"] = dashboard.Listener{Addr: m.sbAdmin.Addr().String(), Served: true}
+	}
+	if m.sbHTTPS != nil {
+		ls["servicebusWebSocket"] = dashboard.Listener{Addr: m.sbHTTPS.Addr().String(), Served: true}
 	}
 	if m.Cosmos != nil && m.Cosmos.Addr() != nil {
 		ls["cosmos"] = dashboard.Listener{Addr: m.Cosmos.Addr().String(), Served: true}

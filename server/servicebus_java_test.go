@@ -37,7 +37,8 @@ func TestIssue27_JavaServiceBus(t *testing.T) {
 		"SERVICEBUS_ADMIN_PORT=" + adminPort,
 		"LAPSE_CONTROL_URL=" + controlURL(m),
 	}
-	clienttest.MavenTests(t, javaServiceBusDir, env, "", 5*time.Minute, map[string][]string{
+	// WebSocketTest is TestIssue31_JavaServiceBusOverWebSockets's.
+	clienttest.MavenTests(t, javaServiceBusDir, env, "!WebSocketTest", 5*time.Minute, map[string][]string{
 		"lapse.QueueTest": {"aProcessorHandlesEachMessageOnce", "anAbandonedDeferredMessageStaysDeferred_SB9",
 			"expiresIntoTheDeadLetterQueue_SB8", "peekShowsWithoutLocking", "renewsALock", "schedulesAndCancels_SB4",
 			"settlesInAllFourWays"},
@@ -46,6 +47,30 @@ func TestIssue27_JavaServiceBus(t *testing.T) {
 		"lapse.AdminTest":   {"createsUpdatesListsAndDeletesAQueue", "topicsSubscriptionsAndRules"},
 		"lapse.TransactionTest": {"aRollbackSendsNothingAndLeavesTheMessageLocked", "aSecondEntityWithoutSendViaIsRefused",
 			"aSendAndACompleteCommitTogether", "sendViaTheFirstEntityCommitsAcrossTwo"},
+	})
+}
+
+// issue 31.1: the Java SDK's WebSocket transport (AMQP_WEB_SOCKETS, with
+// customEndpointAddress naming the port) sends and receives on lapse's
+// AMQPS port and on its WebSocket port, lapse's certificate trusted
+// (testdata/java-servicebus's WebSocketTest).
+func TestIssue31_JavaServiceBusOverWebSockets(t *testing.T) {
+	m := MustStart(t)
+	addrs := m.Addrs()
+	_, adminPort, _ := net.SplitHostPort(addrs["servicebusAdmin"].String())
+	_, amqpsPort, _ := net.SplitHostPort(addrs["amqps"].String())
+	_, wsPort, _ := net.SplitHostPort(addrs["servicebusWebSocket"].String())
+	env := []string{
+		"SERVICEBUS_CONNECTION_STRING=Endpoint=sb://" + dialable(addrs["amqp"].String()) +
+			";SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=SAS_KEY_VALUE;UseDevelopmentEmulator=true;",
+		"SERVICEBUS_ADMIN_PORT=" + adminPort,
+		"LAPSE_CONTROL_URL=" + controlURL(m),
+		"LAPSE_AMQPS_PORT=" + amqpsPort,
+		"LAPSE_WEBSOCKET_PORT=" + wsPort,
+		"LAPSE_CERT=" + MustCertFile(t, m),
+	}
+	clienttest.MavenTests(t, javaServiceBusDir, env, "WebSocketTest", 3*time.Minute, map[string][]string{
+		"lapse.WebSocketTest": {"sendsAndReceivesOnTheAMQPSPort", "sendsAndReceivesOnTheWebSocketPort"},
 	})
 }
 

@@ -143,7 +143,12 @@ func (c *conn) serve(header [8]byte) {
 		}
 	}
 	if header != amqp.HeaderAMQP {
+		// The header lapse speaks, then the end (AMQP 1.0 §2.2): it is
+		// written before the connection closes, which a header that
+		// came over a WebSocket (the AMQP ports answer the others
+		// themselves) or after SASL would otherwise race.
 		c.rawWrite(amqp.HeaderAMQP[:])
+		c.flushNow()
 		return
 	}
 	c.rawWrite(amqp.HeaderAMQP[:])

@@ -31,7 +31,7 @@ func MustStart(tb testing.TB, args ...string) *server.Main {
 	m := server.NewMain()
 	m.Stderr = io.Discard
 	all := append([]string{"--data", filepath.Join(tb.TempDir(), "data"),
-		"--amqp-addr", ":0", "--amqps-addr", ":0", "--cosmos-addr", ":0", "--servicebus-admin-addr", ":0",
+		"--amqp-addr", ":0", "--amqps-addr", ":0", "--cosmos-addr", ":0", "--servicebus-admin-addr", ":0", "--servicebus-websocket-addr", ":0",
 		"--rabbitmq-management-addr", ":0", "--control-addr", ":0",
 	}, args...)
 	if err := m.ParseFlags(all, func(string) string { return "" }); err != nil {

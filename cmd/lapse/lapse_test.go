@@ -29,7 +29,7 @@ func noEnv(string) string { return "" }
 // dir, followed by more.
 func serveArgs(dir string, more ...string) []string {
 	return append([]string{"--data", dir,
-		"--amqp-addr", ":0", "--amqps-addr", ":0", "--cosmos-addr", ":0", "--servicebus-admin-addr", ":0",
+		"--amqp-addr", ":0", "--amqps-addr", ":0", "--cosmos-addr", ":0", "--servicebus-admin-addr", ":0", "--servicebus-websocket-addr", ":0",
 		"--rabbitmq-management-addr", ":0", "--control-addr", ":0",
 	}, more...)
 }

@@ -31,7 +31,7 @@ final class Lapse {
 
     private Lapse() {}
 
-    private static String env(String name) {
+    static String env(String name) {
         String v = System.getenv(name);
         if (v == null || v.isEmpty()) {
             throw new IllegalStateException(name + " is not set: server/servicebus_java_test.go runs these tests");
