@@ -111,6 +111,11 @@ func TestPythonPika(t *testing.T) {
 			Received []pikaDelivery
 			Left     int
 		}{[]pikaDelivery{{"j1", false}, {"j1", true}, {"j2", false}, {"j3", false}}, 0}},
+		// rule: RB-14 — issue 31.5's own example: priorities 3, 6, 3,
+		// none, 10, 200 into x-max-priority 10 come back 10, 200, 6, 3, 3,
+		// none, as RabbitMQ 3.10 gives them (difftest's
+		// RB14GetOrderIssueExample).
+		{"priorities", struct{ Order []string }{[]string{"e10", "f200", "b6", "a3", "c3", "dnone"}}},
 		// rule: RB-15 — the delayed-message exchange: x-delayed-type is
 		// required; a message is held until the moved clock passes its
 		// x-delay, then delivered with x-delay negated.
@@ -147,6 +152,10 @@ func TestPythonKombu(t *testing.T) {
 			Received []int
 			Left     int
 		}{[]int{0, 1, 2}, 0}},
+		// rule: RB-14 — kombu's max_priority, as Celery's task queues
+		// declare it: a consumer with prefetch 1 takes the highest priority
+		// first, 200 counting as the maximum and 0 last.
+		{"priorities", struct{ Order []int }{[]int{5, 6, 2, 1, 3, 4}}},
 	} {
 		t.Run(c.scenario, func(t *testing.T) {
 			got := runPython(t, python, "kombu_client.py", c.scenario, pythonEnv(t), c.want)

@@ -83,6 +83,31 @@ def publish_consume_ack():
     return {"received": got, "left": left}
 
 
+def priorities():
+    """kombu's max_priority (Queue(max_priority=10), which declares
+    x-max-priority) with priorities published through its Producer, and a
+    Consumer taking them one at a time (prefetch 1): the highest first, one
+    priority in publish order."""
+    jobs = Exchange("kombu.prio", type="direct")
+    q = Queue("kombu.prio", exchange=jobs, routing_key="p", max_priority=10)
+    got = []
+    with Connection(URL, transport_options={"confirm_publish": True}) as conn:
+        producer = conn.Producer(serializer="json")
+        for n, prio in [(1, 3), (2, 6), (3, 3), (4, 0), (5, 10), (6, 200)]:
+            producer.publish({"n": n}, exchange=jobs, routing_key="p", priority=prio,
+                             declare=[q], retry=True)
+
+        def on_message(body, message):
+            got.append(body["n"])
+            message.ack()
+
+        with Consumer(conn, [q], callbacks=[on_message], prefetch_count=1):
+            deadline = time.time() + 10
+            while len(got) < 6 and time.time() < deadline:
+                conn.drain_events(timeout=1)
+    return {"order": got}
+
+
 def management(method, path, headers=None):
     """Calls the management API of LAPSE_MANAGEMENT_URL."""
     base = urllib.parse.urlsplit(os.environ["LAPSE_MANAGEMENT_URL"])
@@ -155,6 +180,7 @@ def recovery():
 
 
 SCENARIOS = {
+    "priorities": priorities,
     "ttl-dead-letter": ttl_dead_letter,
     "publish-consume-ack": publish_consume_ack,
     "recovery": recovery,

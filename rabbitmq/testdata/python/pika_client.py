@@ -169,7 +169,29 @@ def delayed_exchange():
             "xDelay": props.headers["x-delay"]}
 
 
+def priorities():
+    """The issue's priority queue as a new user tries it: priorities 3, 6,
+    3, none, 10 and 200 published into x-max-priority 10 come back by
+    basic.get as 10, 200, 6, 3, 3, none (200 counts as the maximum, none as
+    0, one priority in publish order)."""
+    conn = connect()
+    ch = conn.channel()
+    ch.queue_declare("pika.prio", arguments={"x-max-priority": 10})
+    ch.confirm_delivery()
+    for body, prio in [("a3", 3), ("b6", 6), ("c3", 3), ("dnone", None), ("e10", 10), ("f200", 200)]:
+        ch.basic_publish("", "pika.prio", body.encode(), pika.BasicProperties(priority=prio))
+    got = []
+    while True:
+        method, _, body = ch.basic_get("pika.prio", auto_ack=True)
+        if method is None:
+            break
+        got.append(text(body))
+    conn.close()
+    return {"order": got}
+
+
 SCENARIOS = {
+    "priorities": priorities,
     "delayed-exchange": delayed_exchange,
     "ttl-dead-letter": ttl_dead_letter,
     "x-death-order": x_death_order,
