@@ -332,13 +332,19 @@ func (c *conn) handshake() error {
 		c.user = c.s.authenticate(user, pass)
 	}
 	c.clientProps, c.mechanism = startOk.ClientProperties, startOk.Mechanism
-	if c.user == nil {
+	refuse := func() error {
 		c.log.Info("login refused", "user", user, "mechanism", startOk.Mechanism)
 		if authFailureClose {
 			c.send(0, &wire.ConnectionClose{ReplyCode: wire.AccessRefused, ReplyText: wire.ReplyText(wire.AccessRefused,
 				"Login was refused using authentication mechanism "+startOk.Mechanism+". For details see the broker logfile.")})
 		}
 		return errClosed
+	}
+	// A user of a sandbox's own logs in there, at connection.open
+	// (Config.UserElsewhere); anyone else this server refuses is refused
+	// now, as RabbitMQ does.
+	if c.user == nil && !(ok && c.s.cfg.UserElsewhere != nil && c.s.cfg.UserElsewhere(user, pass)) {
+		return refuse()
 	}
 	c.send(0, &wire.ConnectionTune{ChannelMax: serverChannelMax, FrameMax: serverFrameMax, Heartbeat: serverHeartbeat})
 	if m, err = c.readMethod(); err != nil {
@@ -376,6 +382,13 @@ func (c *conn) handshake() error {
 		if err := c.moveTo(t, open.VirtualHost, user, pass); err != nil {
 			return err
 		}
+	}
+	if c.user == nil {
+		// Another world's user, opening a vhost of this one: refused as
+		// moveTo refuses a login, with a connection.close.
+		c.log.Info("login refused", "user", user, "mechanism", c.mechanism, "vhost", open.VirtualHost)
+		return &amqpError{code: wire.AccessRefused, conn: true, text: wire.ReplyText(wire.AccessRefused,
+			"Login was refused using authentication mechanism "+c.mechanism+". For details see the broker logfile.")}
 	}
 	if c.s.lookupVhost(open.VirtualHost) == nil {
 		return connectionError(wire.NotAllowed, "vhost %s not found", open.VirtualHost)

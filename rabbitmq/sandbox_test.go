@@ -32,7 +32,9 @@ func mustWorlds(tb testing.TB, sbxUsers ...rabbitmq.User) worlds {
 	tb.Helper()
 	var w worlds
 	w.sbx = mustServerWithConfig(tb, core.NewMemStore(), t0, nil, func(c *rabbitmq.Config) { c.Vhost = sbxVhost }, sbxUsers...)
-	w.def = mustServerWithConfig(tb, core.NewMemStore(), t0, nil, func(c *rabbitmq.Config) { c.Resolve = w.resolve })
+	w.def = mustServerWithConfig(tb, core.NewMemStore(), t0, nil, func(c *rabbitmq.Config) {
+		c.Resolve, c.UserElsewhere = w.resolve, w.sbx.s.Authenticates
+	})
 	return w
 }
 
@@ -169,6 +171,47 @@ func TestSandbox_LoginCheckedAgainstSandboxUsers(t *testing.T) {
 	}
 	if got := w.def.s.Connections() + w.sbx.s.Connections(); got != 0 {
 		t.Errorf("%d connections left, want 0", got)
+	}
+}
+
+// A user only the sandbox has (its definitions' alice, or its guest with a
+// password of its own) logs in through the default world's listener and
+// opens the sandbox's vhost; the default world's vhost, and a wrong
+// password, are refused as before. Before, the default world refused such
+// a login at start-ok, not knowing the vhost yet.
+func TestSandbox_SandboxOnlyUserLogsIn(t *testing.T) {
+	perm := map[string]rabbitmq.Permission{sbxVhost: {Configure: ".*", Write: ".*", Read: ".*"}}
+	w := mustWorlds(t, rabbitmq.User{Name: "alice", Password: "secret", Permissions: perm},
+		rabbitmq.User{Name: "guest", Password: "sandbox-secret", Tags: []string{"administrator"}, Permissions: perm})
+	for _, u := range [][2]string{{"alice", "secret"}, {"guest", "sandbox-secret"}} {
+		conn, err := dialVhost(t, w.def, u[0], u[1], sbxVhost)
+		if err != nil {
+			t.Fatalf("%s on the sandbox's vhost: %v", u[0], err)
+		}
+		ch, err := conn.Channel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		MustDeclare(t, ch, "orders-"+u[0], nil)
+	}
+	if got := w.sbx.s.Connections(); got != 2 {
+		t.Errorf("the sandbox serves %d connections, want 2", got)
+	}
+	const refused = "ACCESS_REFUSED - Login was refused using authentication mechanism PLAIN. For details see the broker logfile."
+	// The default world has no alice, and its guest another password:
+	// refused at connection.open, with the close that says so.
+	for _, u := range [][2]string{{"alice", "secret"}, {"guest", "sandbox-secret"}} {
+		_, err := dialVhost(t, w.def, u[0], u[1], "/")
+		if e, ok := err.(*amqp.Error); !ok || e.Code != 403 || e.Reason != refused {
+			t.Errorf("%s on the default vhost: %v, want 403 %q", u[0], err, refused)
+		}
+	}
+	// A password no world knows is refused at start-ok, as it always was.
+	if _, err := dialVhost(t, w.def, "alice", "wrong", sbxVhost); err != amqp.ErrCredentials {
+		t.Errorf("alice with a wrong password: %v, want %v", err, amqp.ErrCredentials)
+	}
+	if got := w.def.s.Connections(); got != 0 {
+		t.Errorf("the default world serves %d connections, want 0", got)
 	}
 }
 

@@ -36,6 +36,11 @@ type Config struct {
 	// a vhost this server does not have continues in the server it
 	// returns, for the rest of its life.
 	Resolve func(vh string) *Server
+	// UserElsewhere, set with Resolve, reports whether another world has
+	// a user of that name and password. Such a login, which this server's
+	// users refuse at start-ok, waits for connection.open: the world of
+	// the vhost opened there logs the user in, and this one still refuses.
+	UserElsewhere func(user, pass string) bool
 }
 
 // Server is the RabbitMQ front-end: the broker state (vhosts, exchanges,

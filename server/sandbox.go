@@ -108,6 +108,24 @@ func (s *sandboxes) rabbitMQ(vhost string) *rabbitmq.Server {
 	return nil
 }
 
+// rabbitMQUser reports whether a sandbox's broker has user with password
+// pass (rabbitmq.Config.UserElsewhere): a user its definitions declared,
+// who logs in through the default world's listener.
+func (s *sandboxes) rabbitMQUser(user, pass string) bool {
+	s.mu.Lock()
+	all := make([]*sandbox, 0, len(s.byID))
+	for _, sb := range s.byID {
+		all = append(all, sb)
+	}
+	s.mu.Unlock()
+	for _, sb := range all {
+		if sb.rabbit != nil && sb.rabbit.Authenticates(user, pass) {
+			return true
+		}
+	}
+	return false
+}
+
 // serviceBus returns the Service Bus server of the sandbox whose key name
 // is name, nil for none (servicebus.Config.Resolve).
 func (s *sandboxes) serviceBus(name string) *servicebus.Server {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -504,5 +505,39 @@ func TestSandbox_RabbitMQDefinitionsDeclareInItsVhost(t *testing.T) {
 		if name, _ := e["name"].(string); strings.Contains(name, "orders") {
 			t.Fatalf("the default world has the sandbox's %s", name)
 		}
+	}
+}
+
+// A user the sandbox's definitions declare logs in through the shared AMQP
+// port and opens the sandbox's vhost; the default world, which has no such
+// user, still refuses it its own vhost.
+func TestSandbox_RabbitMQDefinitionsUserLogsIn(t *testing.T) {
+	m := MustStart(t, "--clock", "frozen")
+	defs := `{"users":[{"name":"alice","password":"secret","tags":""}],
+		"permissions":[{"user":"alice","vhost":"/","configure":".*","write":".*","read":".*"}],
+		"queues":[{"name":"jobs","vhost":"/","durable":true,"auto_delete":false,"arguments":{}}]}`
+	body, _ := json.Marshal(map[string]any{"rabbitmqDefinitions": json.RawMessage(defs)})
+	sb := mustSandbox(t, m, string(body))
+	u, err := url.Parse(sb.RabbitMQ.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword("alice", "secret")
+	conn, err := amqp.Dial(u.String())
+	if err != nil {
+		t.Fatalf("alice on the sandbox's vhost: %v", err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.QueueDeclarePassive("jobs", true, false, false, false, nil); err != nil {
+		t.Fatalf("the definitions' queue, as alice: %v", err)
+	}
+	u.Path = "/"
+	if c, err := amqp.Dial(u.String()); err == nil {
+		c.Close()
+		t.Fatal("alice opened the default world's vhost")
 	}
 }

@@ -116,7 +116,8 @@ func (m *Main) Run(ctx context.Context) (err error) {
 	m.sandboxes = newSandboxes(m)
 	registerSandboxMetrics(reg, m.sandboxes)
 	m.Rabbit = rabbitmq.New(rabbitmq.Config{Engine: m.Engine, Now: m.Clock.Now,
-		Logger: log.With("listener", "amqp"), Version: m.Version, Resolve: m.sandboxes.rabbitMQ})
+		Logger: log.With("listener", "amqp"), Version: m.Version, Resolve: m.sandboxes.rabbitMQ,
+		UserElsewhere: m.sandboxes.rabbitMQUser})
 	m.Engine.Register(core.RabbitMQ, m.Rabbit.Hooks())
 	m.SB = servicebus.New(servicebus.Config{Engine: m.Engine, Now: m.Clock.Now,
 		Logger: log.With("listener", "amqp", "protocol", "servicebus"), Version: m.Version,
