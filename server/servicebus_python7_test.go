@@ -205,3 +205,42 @@ func TestPython7ServiceBusAdministration(t *testing.T) {
 		GetMissing: "ResourceNotFoundError",
 	})
 }
+
+// issue 29's routing with the Python SDK (it was tried with Go clients
+// only): ttl_dead_letter, which moves the clock, runs in a sandbox through
+// the connection string and control URL the sandbox hands out, on the same
+// ports as the default world, whose clock does not move and which gets
+// none of the queues.
+func TestPython7ServiceBusInASandbox(t *testing.T) {
+	python := clienttest.PythonSDK(t, "import azure.servicebus as s; v = tuple(map(int, s.__version__.split('.')[:2])); assert (7, 12) <= v < (8, 0)")
+	m := MustStart(t, "--clock", "frozen")
+	sb := mustSandbox(t, m, `{}`)
+	var before, after struct{ Now, Mode string }
+	MustAPI(t, m).get("/api/clock", &before)
+	env := []string{
+		"SERVICEBUS_CONNECTION_STRING=" + sb.ServiceBus.ConnectionString,
+		"LAPSE_CERT=" + MustCertFile(t, m),
+		"LAPSE_CONTROL_URL=" + controlURL(m) + "/api/sandboxes/" + sb.ID,
+	}
+	line := runPythonIn(t, python7Dir, python, "scenarios.py", env, "ttl_dead_letter")
+	var got struct {
+		Scenario            string
+		After90s, After150s []int
+		DeadLettered        [][]string
+	}
+	if err := json.Unmarshal(line, &got); err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	if want := []int{0, 3}; !cmp.Equal(got.After150s, want) || len(got.DeadLettered) != 3 {
+		t.Fatalf("in the sandbox: %s", line)
+	}
+	MustAPI(t, m).get("/api/clock", &after)
+	if before.Now != after.Now {
+		t.Errorf("the default world's clock moved from %s to %s", before.Now, after.Now)
+	}
+	var entities []map[string]any
+	MustAPI(t, m).get("/api/entities?protocol=servicebus", &entities)
+	if len(entities) != 0 {
+		t.Errorf("the default world has %d Service Bus entities, want none", len(entities))
+	}
+}
