@@ -364,7 +364,7 @@ func (m *Management) getMessages(c *gin.Context) {
 	}
 	e, now := m.s.e, m.s.now()
 	out := []map[string]any{}
-	var held []uint64
+	var held []*core.Item
 	// A negative count gets until the queue is empty, as RabbitMQ's loop
 	// does.
 	for n := count; n != 0; n-- {
@@ -385,17 +385,19 @@ func (m *Management) getMessages(c *gin.Context) {
 			break
 		}
 		if ackmode != ackRequeueFalse {
-			held = append(held, it.Seq)
+			held = append(held, &it)
 		}
 		cnt, _, _ := e.Counts(now, q.key)
-		out = append(out, messageJSON(it, cnt.Active, encoding, truncate))
+		out = append(out, messageJSON(q, it, cnt.Active, encoding, truncate))
 	}
-	for _, seq := range held {
+	for _, it := range held {
 		if ackmode == rejectRequeueFalse {
-			e.DeadLetter(now, q.key, seq, core.DeadLetterReason{Code: "rejected",
+			e.DeadLetter(now, q.key, it.Seq, core.DeadLetterReason{Code: "rejected",
 				Description: "rejected through the management API without requeue", Rule: "RB-9"})
 		} else {
-			e.Release(now, q.key, seq)
+			// A return like a client's requeue: a quorum queue counts it
+			// towards its delivery limit, as RabbitMQ 3.10 does.
+			q.giveBack(now, it.Seq, it.DeliveryCount)
 		}
 	}
 	if len(held) > 0 {
@@ -408,10 +410,11 @@ func (m *Management) getMessages(c *gin.Context) {
 	m.writeJSON(c, http.StatusOK, out)
 }
 
-// messageJSON is a message as POST .../get shows it.
-func messageJSON(it core.Item, remaining int, encoding string, truncate int64) map[string]any {
+// messageJSON is a message of q as POST .../get shows it: with the
+// properties a basic.get delivers (a quorum queue's x-delivery-count).
+func messageJSON(q *queue, it core.Item, remaining int, encoding string, truncate int64) map[string]any {
 	meta, _ := parseMeta(it.Meta)
-	props, err := wire.DecodeProperties(meta.props)
+	props, err := wire.DecodeProperties(q.deliveryProps(meta.props, &it, true))
 	var propsJSON any = []any{}
 	if err == nil {
 		propsJSON = propertiesJSON(&props)

@@ -439,6 +439,33 @@ func TestManagementGetRejectDeadLetters(t *testing.T) {
 	}
 }
 
+// issue 31.6: a get that requeues (ack_requeue_true) is a return, as a
+// client's requeue is: a quorum queue with x-delivery-limit 0 drops the
+// message after it, as RabbitMQ 3.10.8 did when tried (its second get came
+// back empty), and a get of it first shows x-delivery-count 0.
+func TestManagementGetRequeueCountsTowardsDeliveryLimit(t *testing.T) {
+	f := MustServer(t)
+	a := MustManagement(t, f)
+	ch := f.MustChannel()
+	if _, err := ch.QueueDeclare("limited", true, false, false, false,
+		amqp.Table{"x-queue-type": "quorum", "x-delivery-limit": int32(0)}); err != nil {
+		t.Fatal(err)
+	}
+	MustPublish(t, ch, "", "limited", amqp.Publishing{Body: []byte("m")})
+	get := map[string]any{"count": 1, "ackmode": "ack_requeue_true", "encoding": "auto"}
+	first := a.do(http.MethodPost, "/api/queues/%2F/limited/get", get).json(t).([]any)
+	if len(first) != 1 {
+		t.Fatalf("first get: %v", first)
+	}
+	headers := first[0].(map[string]any)["properties"].(map[string]any)["headers"]
+	if diff := cmp.Diff(map[string]any{"x-delivery-count": n("0")}, headers); diff != "" {
+		t.Errorf("first get's headers (-want +got):\n%s", diff)
+	}
+	if again := a.do(http.MethodPost, "/api/queues/%2F/limited/get", get).json(t).([]any); len(again) != 0 {
+		t.Errorf("second get: %v, want none: the requeue passed the delivery limit", again)
+	}
+}
+
 func TestManagementPolicyAppliesToQueues(t *testing.T) {
 	f := MustServer(t)
 	a := MustManagement(t, f)
