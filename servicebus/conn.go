@@ -48,11 +48,16 @@ type conn struct {
 	log *slog.Logger
 	br  connReader
 
-	wmu       lockorder.Mutex // guards wbuf
-	wbuf      []byte
-	iomu      lockorder.Mutex // keeps writes to nc in the order they were queued
-	wsig      chan struct{}
-	lastWrite atomic.Int64 // unix nanoseconds, real time
+	wmu  lockorder.Mutex // guards wbuf and the write counts below
+	wbuf []byte
+	// taken counts the buffers taken from wbuf to write, written those
+	// whose write ended; writtenCh, made by a waitWritten, is closed when
+	// written grows. All three are guarded by wmu.
+	taken, written uint64
+	writtenCh      chan struct{}
+	iomu           lockorder.Mutex // keeps writes to nc in the order they were queued
+	wsig           chan struct{}
+	lastWrite      atomic.Int64 // unix nanoseconds, real time
 	// keepAlive is the interval of the empty frames the writer sends
 	// when nothing else was written for as long, 0 for none (open).
 	keepAlive atomic.Int64
@@ -446,11 +451,69 @@ func (c *conn) flushNow() {
 	c.wmu.Lock()
 	b := c.wbuf
 	c.wbuf = nil
+	g := c.take(b)
 	c.wmu.Unlock()
 	if len(b) > 0 {
 		c.nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
 		c.nc.Write(b)
 		c.lastWrite.Store(time.Now().UnixNano())
+		c.wrote(g)
+	}
+}
+
+// take counts buffer b taken from wbuf to write, when it holds anything,
+// and returns its number. The caller holds wmu.
+func (c *conn) take(b []byte) uint64 {
+	if len(b) > 0 {
+		c.taken++
+	}
+	return c.taken
+}
+
+// wrote records that the write of buffer g ended, and wakes waitWritten.
+func (c *conn) wrote(g uint64) {
+	c.wmu.Lock()
+	c.written = max(c.written, g)
+	if c.writtenCh != nil {
+		close(c.writtenCh)
+		c.writtenCh = nil
+	}
+	c.wmu.Unlock()
+}
+
+// waitWritten waits until what was queued before the call has been
+// written to the socket, or until the deadline or the connection's end.
+// What tells clients something on the server's own initiative (the detach
+// of a lost session or of a deleted entity) waits for it, so that the
+// control call or hook that caused it returns after the clients could
+// have read it.
+func (c *conn) waitWritten(deadline time.Time) {
+	c.wmu.Lock()
+	target := c.taken
+	if len(c.wbuf) > 0 {
+		target++ // the next buffer taken holds what is queued now
+	}
+	c.wmu.Unlock()
+	timeout := time.NewTimer(time.Until(deadline))
+	defer timeout.Stop()
+	for {
+		c.wmu.Lock()
+		if c.written >= target {
+			c.wmu.Unlock()
+			return
+		}
+		if c.writtenCh == nil {
+			c.writtenCh = make(chan struct{})
+		}
+		ch := c.writtenCh
+		c.wmu.Unlock()
+		select {
+		case <-ch:
+		case <-c.done:
+			return
+		case <-timeout.C:
+			return
+		}
 	}
 }
 
@@ -491,6 +554,7 @@ func (c *conn) writer() {
 		c.wmu.Lock()
 		b := c.wbuf
 		c.wbuf = spare[:0]
+		g := c.take(b)
 		c.wmu.Unlock()
 		if len(b) == 0 {
 			c.iomu.Unlock()
@@ -500,6 +564,7 @@ func (c *conn) writer() {
 		c.nc.SetWriteDeadline(time.Now().Add(2 * ourIdleTimeout))
 		_, err := c.nc.Write(b)
 		c.iomu.Unlock()
+		c.wrote(g)
 		if err != nil {
 			c.nc.Close()
 			return

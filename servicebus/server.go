@@ -329,7 +329,8 @@ func (s *Server) CloseConnections(reason string) {
 	})
 }
 
-// detachNodes detaches the receivers of deleted nodes.
+// detachNodes detaches the receivers of deleted nodes, and returns once
+// the detaches are written (detach).
 func (s *Server) detachNodes(ns ...*node) {
 	for _, n := range ns {
 		if n == nil {
@@ -342,9 +343,7 @@ func (s *Server) detachNodes(ns ...*node) {
 			ls = append(ls, l)
 		}
 		n.mu.Unlock()
-		for _, l := range ls {
-			l.forceDetach(errEntityGone(n.path()))
-		}
+		detach(ls, errEntityGone(n.path()))
 	}
 }
 
