@@ -263,8 +263,13 @@ func encodeDelivery(dst []byte, n *node, it *core.Item, d delivery) ([]byte, err
 	if d.peek && !it.TTL.IsSet() {
 		ttl = core.NoTTL
 	}
-	if ttl.Finite() && ttl.Duration() >= 0 && ttl.Duration()/time.Millisecond <= math.MaxUint32 {
-		ms := uint32(ttl.Duration() / time.Millisecond)
+	if ttl.Finite() && ttl.Duration() >= 0 {
+		// A TTL beyond the header's uint32 of milliseconds (49.7 days) is
+		// sent as the largest one, as the service sends it: the SDKs then
+		// show 49.17:02:47.295 (azure-service-bus issue 678, azure-sdk-
+		// for-net issue 38875). Without a header TTL, azservicebus would
+		// read 0 and put ExpiresAt at the enqueued time.
+		ms := uint32(min(ttl.Duration()/time.Millisecond, math.MaxUint32))
 		hdr.TTL = &ms
 	}
 	// delivery-count is written even at 0, as the service does:

@@ -67,7 +67,14 @@ func (s *Server) settleToken(tok amqp.UUID, holder, op string, props amqp.Map, r
 			err = h.release(now)
 		}
 	case "defered":
-		c, err = h.deferIt(now)
+		// A defer counts the delivery as an abandon does: the one that
+		// reaches MaxDeliveryCount dead-letters the message instead
+		// (azure-service-bus issue 375, by design).
+		if max := n.maxDeliveryCount(); max > 0 && it.DeliveryCount >= uint32(max) {
+			c, err = h.deadLetter(now, maxDeliveryReason(max))
+		} else {
+			c, err = h.deferIt(now)
+		}
 	case "suspended":
 		c, err = h.deadLetter(now, core.DeadLetterReason{Code: reason, Description: desc})
 	default:
