@@ -41,7 +41,7 @@ func TestIssue27_JavaServiceBus(t *testing.T) {
 	clienttest.MavenTests(t, javaServiceBusDir, env, "!WebSocketTest", 5*time.Minute, map[string][]string{
 		"lapse.QueueTest": {"aProcessorHandlesEachMessageOnce", "anAbandonedDeferredMessageStaysDeferred_SB9",
 			"expiresIntoTheDeadLetterQueue_SB8", "peekShowsWithoutLocking", "renewsALock", "schedulesAndCancels_SB4",
-			"settlesInAllFourWays"},
+			"settlesInAllFourWays", "theMessagePropertiesOfExpiry_SB9_SB11"},
 		"lapse.SessionTest": {"aSessionLockRunsOutOnTheMovedClock", "acceptsANamedSessionWithItsState", "acceptsTheNextSession"},
 		"lapse.TopicTest":   {"aRuleManagerListsTheRulesOfTheSubscriptionAsItIsNow", "sqlFiltersNamePropertiesWithoutRegardToCase"},
 		"lapse.AdminTest":   {"createsUpdatesListsAndDeletesAQueue", "topicsSubscriptionsAndRules"},

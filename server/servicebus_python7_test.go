@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -147,6 +148,33 @@ func TestPython7ServiceBusTTLDeadLetter_SB2_SB8(t *testing.T) {
 		DeadLettered: [][]string{
 			{"by default", "TTLExpiredException"}, {"long", "TTLExpiredException"}, {"own ttl", "TTLExpiredException"},
 		},
+	})
+}
+
+// issue 31.2 with azure-servicebus, as TestIssue31_2_* (package
+// servicebus) with azservicebus and the JavaScript scenario
+// expiry-properties: the entity's default TTL adds no creation-time or
+// absolute-expiry-time and shows on receive, not on peek (SB-11); one
+// beyond 32 bits of milliseconds comes as the largest; a defer counts the
+// delivery (Python shows the header's count) and the one that reaches
+// MaxDeliveryCount dead-letters the message (SB-9).
+func TestPython7ServiceBusExpiryProperties_Issue31_2(t *testing.T) {
+	type expiry struct {
+		PeekTimeToLive, TimeToLive *int64
+		ExpiresAfterEnqueuedMs     int64
+		TimesAdded                 []*string
+	}
+	type result struct {
+		Day, Long       expiry
+		Deferred        []int
+		DeferAtTheLimit string
+	}
+	day, long := int64(86400000), int64(math.MaxUint32)
+	runSBPython7(t, "expiry_properties", result{
+		Day:             expiry{TimeToLive: &day, ExpiresAfterEnqueuedMs: day, TimesAdded: []*string{nil, nil}},
+		Long:            expiry{TimeToLive: &long, ExpiresAfterEnqueuedMs: long, TimesAdded: []*string{nil, nil}},
+		Deferred:        []int{0, 1, 1},
+		DeferAtTheLimit: "MaxDeliveryCountExceeded",
 	})
 }
 

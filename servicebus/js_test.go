@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -76,6 +77,17 @@ func TestJSClient_Scenarios(t *testing.T) {
 		ReceivedWhileDeferred int
 		AfterComplete         string
 		PeekAfterComplete     int
+	}
+	type expiryOf struct {
+		PeekTimeToLive, TimeToLive       *int64
+		ExpiresAfterEnqueuedMs           int64
+		CreationTime, AbsoluteExpiryTime *string
+	}
+	type deliveryCounts struct{ Received, Peeked, ReceivedDeferred int64 }
+	type expiryProperties struct {
+		Day, Long       expiryOf
+		Deferred        deliveryCounts
+		DeferAtTheLimit string
 	}
 	type deadLetter struct {
 		Body, DeadLetterReason, DeadLetterErrorDescription string
@@ -189,6 +201,15 @@ func TestJSClient_Scenarios(t *testing.T) {
 			After: []string{"much later"},
 		}},
 		{name: "defer", want: deferred{Body: "deferred", State: "deferred", SequenceNumber: 1, HasLockToken: true, AfterComplete: "MessageNotFound"}},
+		// issue 31.2 (TestIssue31_2_* say whose reports each follows):
+		// no TTL on peek and no times added for the entity's default; a
+		// TTL beyond 32 bits of milliseconds as the largest; a defer
+		// counts the delivery and dead-letters at the limit.
+		{name: "expiry-properties", want: expiryProperties{
+			Day:             expiryOf{PeekTimeToLive: nil, TimeToLive: ptr[int64](86400000), ExpiresAfterEnqueuedMs: 86400000},
+			Long:            expiryOf{PeekTimeToLive: nil, TimeToLive: ptr[int64](math.MaxUint32), ExpiresAfterEnqueuedMs: math.MaxUint32},
+			Deferred:        deliveryCounts{Received: 0, Peeked: 1, ReceivedDeferred: 1},
+			DeferAtTheLimit: "MaxDeliveryCountExceeded"}},
 		{name: "dead-letter", want: deadLetter{Body: "poison", DeadLetterReason: "Broken", DeadLetterErrorDescription: "cannot parse"}},
 		// JS reports the header's delivery-count as it is: 0 on the first
 		// delivery.
@@ -257,6 +278,9 @@ func runJSScenario(t *testing.T, node, name string) []byte {
 	f.MustQueue("dlx", func(p *atom.QueueProperties) { p.DeadLetteringOnMessageExpiration = true })
 	f.MustTopic("t", nil, "s")
 	f.sessionQueue("sq", nil)
+	f.MustQueue("day", func(p *atom.QueueProperties) { p.DefaultMessageTimeToLive = 24 * time.Hour })
+	f.MustQueue("long", func(p *atom.QueueProperties) { p.DefaultMessageTimeToLive = 60 * 24 * time.Hour })
+	f.MustQueue("once", func(p *atom.QueueProperties) { p.MaxDeliveryCount = 1 })
 
 	type advance struct {
 		by   time.Duration

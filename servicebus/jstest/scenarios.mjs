@@ -16,6 +16,8 @@
 //   dlx   queue with DeadLetteringOnMessageExpiration
 //   t     topic with subscription s
 //   sq    queue that requires sessions, lock duration 1 min
+//   day   queue with a one-day default TTL, long one with 60 days
+//   once  queue with MaxDeliveryCount 1
 
 import { ServiceBusClient } from "@azure/service-bus";
 import Long from "long";
@@ -139,6 +141,41 @@ const scenarios = {
     // Gone: the service answers message-not-found.
     out.afterComplete = await r.receiveDeferredMessages(m.sequenceNumber).then((got) => `${got.length} messages`, (err) => err.code);
     out.peekAfterComplete = (await r.peekMessages(10, { fromSequenceNumber: Long.fromNumber(1) })).length;
+    return out;
+  },
+
+  // Issue 31.2: what the message carries. day: a one-day default TTL;
+  // long: a 60-day one, beyond the header's 32 bits of milliseconds; once:
+  // MaxDeliveryCount 1, where a defer dead-letters.
+  async "expiry-properties"(sb) {
+    const out = {};
+    for (const q of ["day", "long"]) {
+      await sb.createSender(q).sendMessages({ body: q });
+      const r = sb.createReceiver(q, peekLock);
+      const [p] = await r.peekMessages(1, { fromSequenceNumber: Long.fromNumber(1) });
+      const [m] = await receive(r, 1);
+      check(p && m, `a message of ${q}`);
+      out[q] = {
+        peekTimeToLive: p.timeToLive ?? null, timeToLive: m.timeToLive ?? null,
+        expiresAfterEnqueuedMs: m.expiresAtUtc.getTime() - m.enqueuedTimeUtc.getTime(),
+        creationTime: m._rawAmqpMessage.properties?.creationTime ?? null, absoluteExpiryTime: m._rawAmqpMessage.properties?.absoluteExpiryTime ?? null,
+      };
+    }
+    const r = sb.createReceiver("q", peekLock);
+    await sb.createSender("q").sendMessages({ body: "d" });
+    const [m] = await receive(r, 1);
+    check(m, "a message of q");
+    await r.deferMessage(m);
+    const [p] = await r.peekMessages(1, { fromSequenceNumber: Long.fromNumber(1) });
+    const [d] = await r.receiveDeferredMessages(m.sequenceNumber);
+    out.deferred = { received: m.deliveryCount, peeked: p.deliveryCount, receivedDeferred: d.deliveryCount };
+    await sb.createSender("once").sendMessages({ body: "x" });
+    const once = sb.createReceiver("once", peekLock);
+    const [x] = await receive(once, 1);
+    check(x, "a message of once");
+    await once.deferMessage(x);
+    const [dead] = await receive(sb.createReceiver("once", { ...peekLock, subQueueType: "deadLetter" }), 1);
+    out.deferAtTheLimit = dead ? dead.deadLetterReason : "not dead-lettered";
     return out;
   },
 

@@ -234,6 +234,58 @@ def ttl_dead_letter():
     return out
 
 
+def ms(td):
+    return None if td is None else round(td.total_seconds() * 1000)
+
+
+def expiry_of(peeked, m):
+    """What a queue's message carries (issue 31.2), peeked and received."""
+    p = m.raw_amqp_message.properties
+    return {
+        "peekTimeToLive": ms(peeked.time_to_live),
+        "timeToLive": ms(m.time_to_live),
+        "expiresAfterEnqueuedMs": ms(m.expires_at_utc - m.enqueued_time_utc),
+        "timesAdded": [p.creation_time, p.absolute_expiry_time] if p else [None, None],
+    }
+
+
+def expiry_properties():
+    """Issue 31.2: the entity's default TTL adds no creation-time or
+    absolute-expiry-time; one beyond 32 bits of milliseconds comes as the
+    largest; a defer counts the delivery and dead-letters at the limit."""
+    adm = admin()
+    adm.create_queue("day", default_message_time_to_live=datetime.timedelta(days=1))
+    adm.create_queue("long", default_message_time_to_live=datetime.timedelta(days=60))
+    adm.create_queue("d")
+    adm.create_queue("once", max_delivery_count=1)
+    out = {}
+    with client() as c:
+        for q in ("day", "long"):
+            with c.get_queue_sender(q) as s:
+                s.send_messages(ServiceBusMessage(q))
+            with c.get_queue_receiver(q) as r:
+                [peeked] = r.peek_messages(1)
+                [m] = receive(r, 1)
+                out[q] = expiry_of(peeked, m)
+        with c.get_queue_sender("d") as s:
+            s.send_messages(ServiceBusMessage("d"))
+        with c.get_queue_receiver("d") as r:
+            [m] = receive(r, 1)
+            r.defer_message(m)
+            [peeked] = r.peek_messages(1, sequence_number=m.sequence_number)
+            [d] = r.receive_deferred_messages([m.sequence_number])
+            out["deferred"] = [m.delivery_count, peeked.delivery_count, d.delivery_count]
+        with c.get_queue_sender("once") as s:
+            s.send_messages(ServiceBusMessage("x"))
+        with c.get_queue_receiver("once") as r:
+            [m] = receive(r, 1)
+            r.defer_message(m)
+        with c.get_queue_receiver("once", sub_queue=ServiceBusSubQueue.DEAD_LETTER) as dlq:
+            dead = receive(dlq, 1)
+            out["deferAtTheLimit"] = dead[0].dead_letter_reason if dead else "not dead-lettered"
+    return out
+
+
 def sessions():
     """A named session's messages in order, the held session refused to a
     second receiver, state, renew-session-lock, the next session, and the
@@ -332,7 +384,7 @@ def administration():
     return out
 
 
-SCENARIOS = {f.__name__: f for f in (settle, peek_schedule, renew_lock, ttl_dead_letter, sessions, administration)}
+SCENARIOS = {f.__name__: f for f in (settle, peek_schedule, renew_lock, ttl_dead_letter, expiry_properties, sessions, administration)}
 
 
 def main(name):

@@ -11,7 +11,7 @@ from azure.servicebus.aio import AutoLockRenewer, ServiceBusClient
 from azure.servicebus.aio.management import ServiceBusAdministrationClient
 from azure.servicebus.management import SqlRuleFilter
 
-from scenarios import CERT, CONN, advance, body, lapse_now
+from scenarios import CERT, CONN, advance, body, expiry_of, lapse_now
 
 
 def client(**kw):
@@ -168,6 +168,40 @@ async def ttl_dead_letter():
     return out
 
 
+async def expiry_properties():
+    out = {}
+    async with admin() as adm:
+        await adm.create_queue("day", default_message_time_to_live=datetime.timedelta(days=1))
+        await adm.create_queue("long", default_message_time_to_live=datetime.timedelta(days=60))
+        await adm.create_queue("d")
+        await adm.create_queue("once", max_delivery_count=1)
+    async with client() as c:
+        for q in ("day", "long"):
+            async with c.get_queue_sender(q) as s:
+                await s.send_messages(ServiceBusMessage(q))
+            async with c.get_queue_receiver(q) as r:
+                [peeked] = await r.peek_messages(1)
+                [m] = await receive(r, 1)
+                out[q] = expiry_of(peeked, m)
+        async with c.get_queue_sender("d") as s:
+            await s.send_messages(ServiceBusMessage("d"))
+        async with c.get_queue_receiver("d") as r:
+            [m] = await receive(r, 1)
+            await r.defer_message(m)
+            [peeked] = await r.peek_messages(1, sequence_number=m.sequence_number)
+            [d] = await r.receive_deferred_messages([m.sequence_number])
+            out["deferred"] = [m.delivery_count, peeked.delivery_count, d.delivery_count]
+        async with c.get_queue_sender("once") as s:
+            await s.send_messages(ServiceBusMessage("x"))
+        async with c.get_queue_receiver("once") as r:
+            [m] = await receive(r, 1)
+            await r.defer_message(m)
+        async with c.get_queue_receiver("once", sub_queue=ServiceBusSubQueue.DEAD_LETTER) as dlq:
+            dead = await receive(dlq, 1)
+            out["deferAtTheLimit"] = dead[0].dead_letter_reason if dead else "not dead-lettered"
+    return out
+
+
 async def sessions():
     out = {}
     async with admin() as adm:
@@ -256,4 +290,4 @@ async def administration():
     return out
 
 
-SCENARIOS = {f.__name__: f for f in (settle, peek_schedule, renew_lock, ttl_dead_letter, sessions, administration)}
+SCENARIOS = {f.__name__: f for f in (settle, peek_schedule, renew_lock, ttl_dead_letter, expiry_properties, sessions, administration)}

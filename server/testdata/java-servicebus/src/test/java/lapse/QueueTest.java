@@ -66,6 +66,51 @@ class QueueTest {
         return out;
     }
 
+    /**
+     * Issue 31.2, as lapse's Go, JavaScript and Python tests of it: the queue's default TTL
+     * shows on receive, not on peek, and adds no creation-time or absolute-expiry-time; one
+     * beyond 32 bits of milliseconds comes as the largest; a defer counts the delivery and
+     * the one that reaches MaxDeliveryCount dead-letters the message.
+     */
+    @Test
+    void theMessagePropertiesOfExpiry_SB9_SB11() {
+        Map<String, Duration> ttls = Map.of("day", Duration.ofDays(1), "long", Duration.ofMillis(4294967295L));
+        for (String which : List.of("day", "long")) {
+            String q = queue(new CreateQueueOptions().setDefaultMessageTimeToLive(
+                which.equals("day") ? Duration.ofDays(1) : Duration.ofDays(60)));
+            try (ServiceBusSenderClient s = sender(q); ServiceBusReceiverClient r = receiver(q)) {
+                s.sendMessage(new ServiceBusMessage(which));
+                ServiceBusReceivedMessage peeked = r.peekMessage(1L);
+                assertNotNull(peeked, which + ": peek");
+                ServiceBusReceivedMessage m = receive(r, 1).get(0);
+                assertEquals(Duration.ZERO, peeked.getTimeToLive(), which + ": the TTL on peek (none sent: Java shows zero)");
+                assertEquals(ttls.get(which), m.getTimeToLive(), which + ": the TTL on receive");
+                assertEquals(m.getEnqueuedTime().plus(ttls.get(which)), m.getExpiresAt(), which + ": ExpiresAt");
+                assertEquals(null, m.getRawAmqpMessage().getProperties().getCreationTime(), which + ": creation-time");
+                assertEquals(null, m.getRawAmqpMessage().getProperties().getAbsoluteExpiryTime(), which + ": absolute-expiry-time");
+            }
+        }
+        String q = queue(null);
+        try (ServiceBusSenderClient s = sender(q); ServiceBusReceiverClient r = receiver(q)) {
+            s.sendMessage(new ServiceBusMessage("d"));
+            ServiceBusReceivedMessage m = receive(r, 1).get(0);
+            r.defer(m);
+            assertEquals(List.of(0L, 1L, 1L), List.of(m.getDeliveryCount(), // the header's count, as JS and Python show it
+                r.peekMessage(m.getSequenceNumber()).getDeliveryCount(),
+                r.receiveDeferredMessage(m.getSequenceNumber()).getDeliveryCount()));
+        }
+        String once = queue(new CreateQueueOptions().setMaxDeliveryCount(1));
+        try (ServiceBusSenderClient s = sender(once); ServiceBusReceiverClient r = receiver(once);
+             ServiceBusReceiverClient dlq = Lapse.client().receiver().queueName(once).subQueue(SubQueue.DEAD_LETTER_QUEUE)
+                 .disableAutoComplete().buildClient()) {
+            s.sendMessage(new ServiceBusMessage("x"));
+            r.defer(receive(r, 1).get(0));
+            List<ServiceBusReceivedMessage> dead = receive(dlq, 1);
+            assertEquals(1, dead.size(), "dead letters");
+            assertEquals("MaxDeliveryCountExceeded", dead.get(0).getDeadLetterReason());
+        }
+    }
+
     @Test
     void settlesInAllFourWays() {
         String q = queue(null);
