@@ -159,7 +159,7 @@ func checkExchangeTutorials(t *testing.T, runner func(*fixture) tutorialRun) {
 		checkKeyedRouting(t, runner(MustServer(t)), "log", "watch",
 			[][]string{{"error"}, {"info", "warning", "error"}},
 			[]string{"info", "error", "debug", "warning"},
-			[][]string{{"error"}, {"info", "error", "warning"}})
+			[][]string{{"error"}, {"info", "error", "warning"}}, "error")
 	})
 	t.Run("Topics", func(t *testing.T) {
 		checkKeyedRouting(t, runner(MustServer(t)), "tell", "hear",
@@ -167,7 +167,7 @@ func checkExchangeTutorials(t *testing.T, runner func(*fixture) tutorialRun) {
 			[]string{"kern.critical", "kern.info", "cron.critical", "quick.orange.rabbit", "lazy"},
 			[][]string{{"kern.critical", "kern.info"}, {"kern.critical", "cron.critical"},
 				{"kern.critical", "kern.info", "cron.critical", "quick.orange.rabbit", "lazy"},
-				{"kern.critical", "kern.info", "quick.orange.rabbit"}})
+				{"kern.critical", "kern.info", "quick.orange.rabbit"}}, "kern.critical")
 	})
 }
 
@@ -195,8 +195,9 @@ func checkPublishSubscribe(t *testing.T, run tutorialRun) {
 // checkKeyedRouting runs the flow of tutorial 4 (publish and subscribe
 // commands log and watch, direct exchange) or 5 (tell and hear, topic
 // exchange): each subscriber, bound with its keys, gets exactly the
-// messages whose key they match.
-func checkKeyedRouting(t *testing.T, run tutorialRun, publish, subscribe string, subscribers [][]string, sent []string, got [][]string) {
+// messages whose key they match; last, a key every subscriber matches,
+// ends the run.
+func checkKeyedRouting(t *testing.T, run tutorialRun, publish, subscribe string, subscribers [][]string, sent []string, got [][]string, last string) {
 	t.Helper()
 	var subs []*program
 	for _, keys := range subscribers {
@@ -211,16 +212,19 @@ func checkKeyedRouting(t *testing.T, run tutorialRun, publish, subscribe string,
 			t.Errorf("%s printed %q, want %q", publish, out, want)
 		}
 	}
+	if out, want := run(t, publish, last, "the", "end").wait(tutorialTimeout), verb+" "+last+": the end\n"; out != want {
+		t.Errorf("%s printed %q, want %q", publish, out, want)
+	}
 	for i, s := range subs {
 		var lines []string
 		for _, key := range got[i] {
 			lines = append(lines, "got "+key+": note for "+key+"\n")
 		}
+		// The last message, which every subscriber gets, comes after
+		// anything misrouted to it (one queue, in order): once it is
+		// printed, the output holds the rest.
+		lines = append(lines, "got "+last+": the end\n")
 		s.waitFor(tutorialTimeout, lines...)
-		// What was not routed to it would have come before the last one
-		// that was (one queue, in order); a short look after catches
-		// the rest.
-		time.Sleep(200 * time.Millisecond)
 		if out := s.interrupt(); strings.Count(out, "got ") != len(lines) {
 			t.Errorf("subscriber %d (%v) got other than %v:\n%s", i+1, subscribers[i], got[i], out)
 		}
