@@ -46,3 +46,30 @@ func (a *Admin) Worlds() int {
 	defer a.mu.Unlock()
 	return len(a.worlds)
 }
+
+// WaitingForSession is how many receivers of the entity at path wait for
+// a next session: registered with the entity, none accepted yet.
+func (s *Server) WaitingForSession(path string) int {
+	ad, ok := parseAddress(path)
+	if !ok {
+		return 0
+	}
+	n := s.resolve(ad)
+	if n == nil {
+		return 0
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	waiting := 0
+	for l := range n.waiters {
+		if l.sess == nil {
+			continue
+		}
+		l.mu.Lock()
+		if l.sess.next && !l.sess.accepted {
+			waiting++
+		}
+		l.mu.Unlock()
+	}
+	return waiting
+}

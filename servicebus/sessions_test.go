@@ -16,6 +16,19 @@ import (
 // Sessions through azservicebus (issue 14), on the frozen clock: each test
 // names the session rule it proves (SS-1..SS-5, dashboard/web/semantics.md).
 
+// waitForSessionReceiver returns once a receiver of path waits for a next
+// session (the accept is under way on the server), or fails the test
+// after 10 s.
+func (f *fixture) waitForSessionReceiver(path string) {
+	f.tb.Helper()
+	for deadline := time.Now().Add(10 * time.Second); f.s.WaitingForSession(path) == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			f.tb.Errorf("no receiver of %s waits for a session", path)
+			return
+		}
+	}
+}
+
 // sessionQueue makes a queue that requires sessions, lock duration 1 min.
 func (f *fixture) sessionQueue(name string, set func(*atom.QueueProperties)) {
 	f.tb.Helper()
@@ -185,7 +198,7 @@ func TestAcceptNextSkipsHeldAndEmptySessions_SS1(t *testing.T) {
 		}
 		got <- r.SessionID()
 	}()
-	time.Sleep(200 * time.Millisecond) // let the accept wait
+	f.waitForSessionReceiver("sq")
 	c.send("sq", sessionMsg("d1", "d"))
 	if id := <-got; id != "d" {
 		t.Fatalf("the waiting accept got %q, want d", id)
@@ -442,7 +455,7 @@ func TestPendingSessionReceiverOfDeletedQueueIsRefused(t *testing.T) {
 	deleted := make(chan struct{})
 	go func() {
 		defer close(deleted)
-		time.Sleep(200 * time.Millisecond) // let the accept wait
+		f.waitForSessionReceiver("sq")
 		f.MustDeleteQueue(t, "sq")
 	}()
 	start := time.Now()
