@@ -91,13 +91,13 @@ func (s *Server) putUser(u User) {
 	s.mu.Unlock()
 }
 
-// authenticate checks a login; nil when refused.
 // Authenticates reports whether name and password log in to s, for a
 // world's Config.UserElsewhere.
 func (s *Server) Authenticates(name, password string) bool {
 	return s.authenticate(name, password) != nil
 }
 
+// authenticate checks a login; nil when refused.
 func (s *Server) authenticate(name, password string) *User {
 	s.mu.RLock()
 	defer s.mu.RUnlock()

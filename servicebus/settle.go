@@ -56,26 +56,22 @@ func (s *Server) settleToken(tok amqp.UUID, holder, op string, props amqp.Map, r
 			return sessionError(err, it.Group)
 		}
 	}
+	// An abandon and a defer count the delivery: the one that reaches
+	// MaxDeliveryCount dead-letters the message instead (for a defer,
+	// azure-service-bus issue 375, by design).
+	max := n.maxDeliveryCount()
+	atLimit := max > 0 && it.DeliveryCount >= uint32(max)
 	var c *core.Commit
-	switch op {
-	case "completed":
+	switch {
+	case op == "completed":
 		c, err = h.complete(now)
-	case "abandoned":
-		if max := n.maxDeliveryCount(); max > 0 && it.DeliveryCount >= uint32(max) {
-			c, err = h.deadLetter(now, maxDeliveryReason(max))
-		} else {
-			err = h.release(now)
-		}
-	case "defered":
-		// A defer counts the delivery as an abandon does: the one that
-		// reaches MaxDeliveryCount dead-letters the message instead
-		// (azure-service-bus issue 375, by design).
-		if max := n.maxDeliveryCount(); max > 0 && it.DeliveryCount >= uint32(max) {
-			c, err = h.deadLetter(now, maxDeliveryReason(max))
-		} else {
-			c, err = h.deferIt(now)
-		}
-	case "suspended":
+	case (op == "abandoned" || op == "defered") && atLimit:
+		c, err = h.deadLetter(now, maxDeliveryReason(max))
+	case op == "abandoned":
+		err = h.release(now)
+	case op == "defered":
+		c, err = h.deferIt(now)
+	case op == "suspended":
 		c, err = h.deadLetter(now, core.DeadLetterReason{Code: reason, Description: desc})
 	default:
 		return core.Errorf(core.EINVALID, "The disposition status '%s' is not valid.", op)
