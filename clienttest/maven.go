@@ -18,10 +18,33 @@ type surefireSuite struct {
 	Tests   int `xml:"tests,attr"`
 	Skipped int `xml:"skipped,attr"`
 	Cases   []struct {
-		Name    string    `xml:"name,attr"`
-		Failure *struct{} `xml:"failure"`
-		Error   *struct{} `xml:"error"`
+		Name    string           `xml:"name,attr"`
+		Failure *surefireProblem `xml:"failure"`
+		Error   *surefireProblem `xml:"error"`
 	} `xml:"testcase"`
+}
+
+// surefireProblem is a failed test's failure or error: the exception's
+// type and message, and its stack trace.
+type surefireProblem struct {
+	Type    string `xml:"type,attr"`
+	Message string `xml:"message,attr"`
+	Stack   string `xml:",chardata"`
+}
+
+// summary is the problem in two lines: the exception and its message's
+// first line, and the deepest frame of the project's own test code (the
+// call the test failed or waited in).
+func (p *surefireProblem) summary(pkg string) string {
+	msg, _, _ := strings.Cut(strings.TrimSpace(p.Message), "\n")
+	at := ""
+	for line := range strings.Lines(p.Stack) {
+		if f := strings.TrimSpace(line); strings.HasPrefix(f, "at "+pkg+".") {
+			at = f
+			break
+		}
+	}
+	return p.Type + ": " + msg + "\n\t" + at
 }
 
 // MavenArgs are mvn's arguments before its goals: batch mode, quiet, and
@@ -71,7 +94,17 @@ func MavenTests(t *testing.T, dir string, env []string, filter string, timeout t
 	if err := cmd.Run(); err != nil {
 		t.Errorf("mvn test in %s: %v\n%s", dir, err, out.String())
 	}
+	// The failed tests, said last, where a long log's tail shows them.
+	var failed []string
+	defer func() {
+		t.Helper()
+		if len(failed) > 0 {
+			slices.Sort(failed)
+			t.Errorf("failed in %s:\n%s", dir, strings.Join(failed, "\n"))
+		}
+	}()
 	for class, cases := range want {
+		pkg, _, _ := strings.Cut(class, ".")
 		b, err := os.ReadFile(filepath.Join(reports, "TEST-"+class+".xml"))
 		if err != nil {
 			t.Errorf("no Surefire report of %s: %v", class, err)
@@ -84,7 +117,12 @@ func MavenTests(t *testing.T, dir string, env []string, filter string, timeout t
 		}
 		var passed []string
 		for _, c := range s.Cases {
-			if c.Failure == nil && c.Error == nil {
+			switch {
+			case c.Failure != nil:
+				failed = append(failed, class+"."+c.Name+": "+c.Failure.summary(pkg))
+			case c.Error != nil:
+				failed = append(failed, class+"."+c.Name+": "+c.Error.summary(pkg))
+			default:
 				passed = append(passed, c.Name)
 			}
 		}
