@@ -1,9 +1,9 @@
 package httpserver
 
 import (
-	"bufio"
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -77,8 +77,8 @@ func (l *sniffListener) acceptLoop() {
 func (l *sniffListener) sniff(c net.Conn) {
 	defer l.wg.Done()
 	c.SetReadDeadline(time.Now().Add(sniffTimeout))
-	br := bufio.NewReaderSize(c, 1)
-	first, err := br.Peek(1)
+	var first [1]byte
+	_, err := io.ReadFull(c, first[:])
 	l.mu.Lock()
 	delete(l.sniffing, c)
 	l.mu.Unlock()
@@ -87,7 +87,7 @@ func (l *sniffListener) sniff(c net.Conn) {
 		return
 	}
 	c.SetReadDeadline(time.Time{})
-	var out net.Conn = &peekedConn{Conn: c, r: br}
+	var out net.Conn = &peekedConn{Conn: c, first: first[0], unread: true}
 	if first[0] == 0x16 {
 		out = tls.Server(out, l.tls)
 	}
@@ -133,10 +133,22 @@ func (l *sniffListener) Close() error {
 	return err
 }
 
-// peekedConn is a connection whose first bytes were read into r.
+// peekedConn is a connection whose first byte was read already: its first
+// Read returns that byte, the rest read the connection itself. (Not a
+// bufio.Reader: every read of a request would go through it, and the
+// deeper stack made net/http's per-request background read, which runs in
+// a new goroutine, grow its stack on each request.)
 type peekedConn struct {
 	net.Conn
-	r *bufio.Reader
+	first  byte
+	unread bool
 }
 
-func (c *peekedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+func (c *peekedConn) Read(p []byte) (int, error) {
+	if c.unread && len(p) > 0 {
+		c.unread = false
+		p[0] = c.first
+		return 1, nil
+	}
+	return c.Conn.Read(p)
+}
