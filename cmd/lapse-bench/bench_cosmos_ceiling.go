@@ -32,6 +32,29 @@ var ceilingItem = `{"id":"item-0000000","pk":"pk-000","rev":0,"body":"` + string
 	`","_rid":"AAAAAAAAAAABAAAAAAAAAA==","_self":"dbs/AAAAAA==/colls/AAAAAAAAAAA=/docs/AAAAAAAAAAABAAAAAAAAAA==/",` +
 	`"_etag":"\"00000000-0000-0000-0000-000000000000\"","_attachments":"attachments/","_ts":1700000000}`
 
+// ceilingHeaders are the headers the service sends with an item, and lapse
+// with it, under the names the service writes (lower case but for the
+// standard ones), with fixed values: the clients read several of them,
+// and each costs the server and the client something to write and to
+// read. A ceiling that sent fewer would bound a server that answers less
+// than the service does, not lapse.
+var ceilingHeaders = map[string][]string{
+	"Content-Type":                        {"application/json"},
+	"etag":                                {`"00000000-0000-0000-0000-000000000000"`},
+	"lsn":                                 {"1"},
+	"x-ms-activity-id":                    {"00000000-0000-0000-0000-000000000000"},
+	"x-ms-alt-content-path":               {"dbs/db/colls/c"},
+	"x-ms-content-path":                   {"AAAAAAAAAAA="},
+	"x-ms-cosmos-llsn":                    {"1"},
+	"x-ms-documentdb-partitionkeyrangeid": {"0"},
+	"x-ms-gatewayversion":                 {"version=2.14.0"},
+	"x-ms-global-committed-lsn":           {"1"},
+	"x-ms-request-charge":                 {"1"},
+	"x-ms-schemaversion":                  {"1.19"},
+	"x-ms-serviceversion":                 {"version=2.14.0.0"},
+	"x-ms-session-token":                  {"0:-1#1"},
+}
+
 // cosmosCeiling is the ceiling's handler.
 func cosmosCeiling(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
@@ -39,10 +62,9 @@ func cosmosCeiling(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("x-ms-request-charge", "1")
-	h.Set("x-ms-session-token", "0:-1#1")
-	h.Set("etag", `"00000000-0000-0000-0000-000000000000"`)
+	for k, v := range ceilingHeaders {
+		h[k] = v // shared values: nothing writes to them
+	}
 	path := strings.Trim(r.URL.Path, "/")
 	switch {
 	case path == "" && r.Method == http.MethodGet:

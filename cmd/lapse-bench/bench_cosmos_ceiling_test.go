@@ -4,11 +4,17 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/lapse-emulator/lapse/cosmos"
 )
 
 // TestCosmosCeilingAnswersTheScenarios serves the ceiling as
@@ -53,5 +59,52 @@ func testCosmosCeiling(t *testing.T, scheme string, flags ...string) {
 	cancel()
 	if code := <-done; code != 0 {
 		t.Errorf("exit code %d after the context ended, want 0", code)
+	}
+}
+
+// The ceiling answers an item with every header lapse answers it with, so
+// that it bounds a server that says what lapse says: the headers cost both
+// sides time to write and to read.
+func TestCosmosCeilingSendsLapsesHeaders(t *testing.T) {
+	names := func(url string) map[string]bool {
+		client, tr, err := newBenchCosmosClient(benchConfig{CosmosURL: url, CosmosKey: cosmos.EmulatorKey, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tr.CloseIdleConnections()
+		ctx := context.Background()
+		if _, err := client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "db"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		db, _ := client.NewDatabase("db")
+		if _, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "c",
+			PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/pk"}}}, nil); err != nil {
+			t.Fatal(err)
+		}
+		c, _ := db.NewContainer("c")
+		pk := azcosmos.NewPartitionKeyString("p")
+		if _, err := c.CreateItem(ctx, pk, []byte(`{"id":"a","pk":"p"}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.ReadItem(ctx, pk, "a", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for k := range resp.RawResponse.Header {
+			out[k] = true
+		}
+		return out
+	}
+	ceiling := httptest.NewServer(http.HandlerFunc(cosmosCeiling))
+	defer ceiling.Close()
+	fromLapse, fromCeiling := names(cosmosURL(MustStart(t))), names(ceiling.URL+"/")
+	for k := range fromLapse {
+		if !fromCeiling[k] {
+			t.Errorf("lapse answers a read with %s, the ceiling does not", k)
+		}
+	}
+	if len(fromLapse) < 10 {
+		t.Errorf("lapse's read answer has only %v", fromLapse)
 	}
 }
