@@ -16,12 +16,12 @@ import (
 	"github.com/lapse-emulator/lapse/core"
 	"github.com/lapse-emulator/lapse/cosmos"
 	"github.com/lapse-emulator/lapse/httpserver"
-	"go.uber.org/goleak"
+	"github.com/lapse-emulator/lapse/internal/leakcheck"
 )
 
 func TestMain(m *testing.M) {
 	gin.SetMode(gin.TestMode)
-	goleak.VerifyTestMain(m)
+	leakcheck.VerifyTestMain(m)
 }
 
 // t0 is when every fixture's frozen clock starts.

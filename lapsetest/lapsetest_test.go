@@ -12,12 +12,12 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 	"github.com/Azure/azure-sdk-for-go/sdk/messaging/azservicebus"
+	"github.com/lapse-emulator/lapse/internal/leakcheck"
 	"github.com/lapse-emulator/lapse/lapsetest"
 	amqp "github.com/rabbitmq/amqp091-go"
-	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 
 // The example files of the repository, which the README loads too: one
 // expiring entity per protocol, each with a default TTL of an hour.

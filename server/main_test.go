@@ -15,14 +15,14 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/lapse-emulator/lapse/core"
-	"go.uber.org/goleak"
+	"github.com/lapse-emulator/lapse/internal/leakcheck"
 )
 
 func TestMain(m *testing.M) {
 	// gin decides its mode at init, before the test flags exist, and would
 	// print every route; the binary sets release mode in main.
 	gin.SetMode(gin.TestMode)
-	goleak.VerifyTestMain(m)
+	leakcheck.VerifyTestMain(m)
 }
 
 // noEnv is an empty environment.

@@ -11,15 +11,15 @@ import (
 	"testing"
 
 	"github.com/gin-gonic/gin"
+	"github.com/lapse-emulator/lapse/internal/leakcheck"
 	"github.com/lapse-emulator/lapse/server"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
 	// gin decides its mode at init, before the test flags exist, and would
 	// print every route.
 	gin.SetMode(gin.TestMode)
-	goleak.VerifyTestMain(m)
+	leakcheck.VerifyTestMain(m)
 }
 
 // MustStart runs lapse in-process (the server package's Main, as the lapse

@@ -11,15 +11,15 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/internal/leakcheck"
 	"github.com/lapse-emulator/lapse/server"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
 	// gin decides its mode at init, before the test flags exist, and would
 	// print every route; the binary sets release mode in main.
 	gin.SetMode(gin.TestMode)
-	goleak.VerifyTestMain(m)
+	leakcheck.VerifyTestMain(m)
 }
 
 // noEnv is an empty environment.
