@@ -53,11 +53,12 @@ func setCharge(c *gin.Context, ru float64) {
 		vs[0] = v // common's slice, this response's own
 		return
 	}
-	h.Set(hdrRequestCharge, v)
+	h[requestChargeKey] = []string{v}
 }
 
-// requestChargeKey is x-ms-request-charge's key in an http.Header.
-const requestChargeKey = "X-Ms-Request-Charge"
+// requestChargeKey is x-ms-request-charge's key in an http.Header, as the
+// service writes it (common's).
+const requestChargeKey = hdrRequestCharge
 
 // smallCharges are the texts of the whole charges most requests have, so
 // that setting one allocates no string.

@@ -136,8 +136,12 @@ func (s *Server) writeError(c *gin.Context, err error) {
 	if msg == "" {
 		msg = "Message: {\"Errors\":[" + jsonString(ae.msg) + "]}"
 	}
-	msg += "\r\nActivityId: " + c.Writer.Header().Get(hdrActivityID) + ", Microsoft.Azure.Documents.Common/2.14.0"
 	h := c.Writer.Header()
+	activity := ""
+	if v := h[activityIDKey]; len(v) > 0 {
+		activity = v[0]
+	}
+	msg += "\r\nActivityId: " + activity + ", Microsoft.Azure.Documents.Common/2.14.0"
 	if ae.substatus != 0 {
 		h.Set(hdrSubstatus, strconv.Itoa(ae.substatus))
 	}

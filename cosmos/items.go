@@ -309,8 +309,8 @@ func sessionToken(c *gin.Context, ct *container, ranges []int, lsn uint64) {
 		b.WriteString(":-1#")
 		b.WriteString(itoa(lsn))
 	}
-	// Canonical keys and one array for the four values, as common sets its
-	// headers.
+	// Keys as the service writes them and one array for the four values,
+	// as common sets its headers.
 	h := c.Writer.Header()
 	v := make([]string, 4)
 	v[0], v[1], v[2] = b.String(), ct.rid(), "dbs/"+strings.Replace(ct.en.Name, "/", "/colls/", 1)
@@ -323,12 +323,12 @@ func sessionToken(c *gin.Context, ct *container, ranges []int, lsn uint64) {
 	}
 }
 
-// The canonical keys of the headers sessionToken sets.
+// The keys of the headers sessionToken sets, as the service writes them.
 const (
-	sessionTokenKey   = "X-Ms-Session-Token"
-	contentPathKey    = "X-Ms-Content-Path"
-	altContentPathKey = "X-Ms-Alt-Content-Path"
-	rangeIDKey        = "X-Ms-Documentdb-Partitionkeyrangeid"
+	sessionTokenKey   = hdrSessionToken
+	contentPathKey    = "x-ms-content-path"
+	altContentPathKey = "x-ms-alt-content-path"
+	rangeIDKey        = hdrRangeID
 )
 
 // lastSeq returns the container's last sequence number.
@@ -358,7 +358,7 @@ func (s *Server) readItem(c *gin.Context) {
 	s.itemSession(c, ct, it.Group, it.Seq)
 	setLSN(c, s.containerLSN(ct.key))
 	if inm := c.GetHeader("If-None-Match"); inm != "" && (inm == etag || inm == "*") {
-		c.Writer.Header().Set("etag", etag)
+		c.Writer.Header()[etagKey] = []string{etag}
 		c.Status(http.StatusNotModified)
 		c.Writer.WriteHeaderNow()
 		return

@@ -48,9 +48,10 @@ func setLSN(c *gin.Context, lsn uint64) {
 	h[localLSNKey] = v
 }
 
-// The canonical keys of the LSN headers in an http.Header (Header.Set's).
+// The keys of the LSN headers in an http.Header, as the service writes
+// them.
 const (
-	lsnKey                = "Lsn"
-	globalCommittedLSNKey = "X-Ms-Global-Committed-Lsn"
-	localLSNKey           = "X-Ms-Cosmos-Llsn"
+	lsnKey                = hdrLSN
+	globalCommittedLSNKey = hdrGlobalCommittedLSN
+	localLSNKey           = hdrLocalLSN
 )

@@ -13,7 +13,7 @@ import (
 // body.
 func writeResource(c *gin.Context, status int, etag string, body []byte, write bool) {
 	if etag != "" {
-		c.Writer.Header().Set("etag", etag)
+		c.Writer.Header()[etagKey] = []string{etag}
 	}
 	if write && isMinimal(c) {
 		c.Status(status)
@@ -22,6 +22,9 @@ func writeResource(c *gin.Context, status int, etag string, body []byte, write b
 	}
 	c.Data(status, "application/json", body)
 }
+
+// etagKey is etag's key in an http.Header, as the service writes it.
+const etagKey = "etag"
 
 // isMinimal reports whether the client asked for no content on a write.
 func isMinimal(c *gin.Context) bool {

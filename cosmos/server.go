@@ -270,9 +270,10 @@ const (
 // their LSN (lsn.go).
 func (s *Server) common() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		// Canonical keys, and one array for the values of the response's
-		// own: Set would canonicalize each name into a new string and
-		// allocate a slice for each value. The versions' slices are
+		// Keys in the service's form, which serviceHeaderWriter then has
+		// nothing to rename, and one array for the values of the
+		// response's own: Set would canonicalize each name into a new
+		// string and allocate a slice for each value. The versions' slices are
 		// shared by every response; nothing writes to them (setCharge
 		// writes the charge's, which is this response's own).
 		h := c.Writer.Header()
@@ -295,13 +296,14 @@ func (s *Server) common() gin.HandlerFunc {
 	}
 }
 
-// The canonical keys (Header.Set's) of the headers common sets, and the
-// values of those that never change, which every response shares.
+// The keys of the headers common sets, as the service writes them (not
+// Header.Set's canonical form: read them by key, not with Header.Get), and
+// the values of those that never change, which every response shares.
 const (
-	activityIDKey     = "X-Ms-Activity-Id"
-	serviceVersionKey = "X-Ms-Serviceversion"
-	gatewayVersionKey = "X-Ms-Gatewayversion"
-	schemaVersionKey  = "X-Ms-Schemaversion"
+	activityIDKey     = hdrActivityID
+	serviceVersionKey = "x-ms-serviceversion"
+	gatewayVersionKey = "x-ms-gatewayversion"
+	schemaVersionKey  = "x-ms-schemaversion"
 )
 
 var (

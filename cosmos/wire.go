@@ -106,6 +106,11 @@ func (w *serviceHeaderWriter) rename() {
 	w.renamed = true
 	h := w.ResponseWriter.Header()
 	for name, values := range h {
+		// Most keys are in the service's form already: lower case, as
+		// lapse's handlers set them, or a canonical standard name.
+		if !hasUpper(name) || canonicalHeaders[name] {
+			continue
+		}
 		if out := serviceHeaderName(name); out != name {
 			delete(h, name)
 			if had, ok := h[out]; ok {
@@ -114,6 +119,16 @@ func (w *serviceHeaderWriter) rename() {
 			h[out] = values
 		}
 	}
+}
+
+// hasUpper reports whether s has an upper-case ASCII letter.
+func hasUpper(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // WriteHeader renames the headers and writes them with status code.
