@@ -1,6 +1,10 @@
 package servicebus
 
-import "github.com/lapse-emulator/lapse/servicebus/atom"
+import (
+	"time"
+
+	"github.com/lapse-emulator/lapse/servicebus/atom"
+)
 
 // Entity creation for the tests of package servicebus_test, which do not
 // always need the administration API.
@@ -72,4 +76,12 @@ func (s *Server) WaitingForSession(path string) int {
 		l.mu.Unlock()
 	}
 	return waiting
+}
+
+// SetDetachWait sets how long the server's detaches wait for their
+// clients, until the test ends.
+func SetDetachWait(tb interface{ Cleanup(func()) }, d time.Duration) {
+	old := detachWait
+	detachWait = d
+	tb.Cleanup(func() { detachWait = old })
 }

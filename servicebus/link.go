@@ -180,6 +180,7 @@ func (ss *session) attach(a *amqp.Attach) {
 	ss.mu.Lock()
 	ss.links[a.Handle] = l
 	delete(ss.detached, a.Handle)
+	ss.answeredLocked(a.Handle)
 	ss.names[a.Name] = l
 	ss.mu.Unlock()
 	if pending {

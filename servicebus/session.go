@@ -35,6 +35,10 @@ type session struct {
 	// detached are the peer's handles of links the server detached (or
 	// refused on attach) whose detach the client has yet to answer.
 	detached map[uint32]struct{}
+	// answers are closed when the client answers a detach of the server's
+	// own (removeLink), by the peer's handle, or when the session ends:
+	// detach, in sessionwatch.go, waits for them.
+	answers map[uint32]chan struct{}
 
 	nextIncomingID uint32
 	incomingWindow uint32
@@ -59,6 +63,7 @@ func newSession(c *conn, ch uint16, b *amqp.Begin) *session {
 		links:                map[uint32]*link{},
 		names:                map[string]*link{},
 		detached:             map[uint32]struct{}{},
+		answers:              map[uint32]chan struct{}{},
 		incomingWindow:       sessionWindow,
 		remoteIncomingWindow: b.IncomingWindow,
 		unsettled:            map[uint32]*outDelivery{},
@@ -286,6 +291,7 @@ func (ss *session) detach(d *amqp.Detach) {
 	ss.mu.Lock()
 	l := ss.links[d.Handle]
 	_, answer := ss.detached[d.Handle]
+	ss.answeredLocked(d.Handle)
 	if l != nil {
 		delete(ss.links, d.Handle)
 		if ss.names[l.name] == l {
@@ -321,16 +327,21 @@ func (ss *session) detach(d *amqp.Detach) {
 
 // removeLink forgets a link the server detaches, and reports whether the
 // link was still attached (the client may have detached it first); the
-// client's detach that answers the server's is expected. The link's
-// unsettled deliveries are forgotten too: a client that settles one before it sees the detach gets
-// no disposition for it (go-amqp fails on a disposition for a link it saw
-// detached), and the link's detach fails the settlement.
+// client's detach that answers the server's is expected (answers). The
+// link's unsettled deliveries are forgotten too: a client that settles one
+// before it sees the detach gets no disposition for it (go-amqp ends the
+// session on a disposition for a link it saw detached), and the link's
+// detach fails the settlement; the Java SDK instead waits its try timeout
+// for one, which is why the server's own detaches wait for the answer
+// (sessionwatch.go).
 func (ss *session) removeLink(l *link) bool {
 	ss.mu.Lock()
 	removed := false
 	if ss.links[l.peerHandle] == l {
 		delete(ss.links, l.peerHandle)
 		ss.detached[l.peerHandle] = struct{}{}
+		ss.answeredLocked(l.peerHandle)
+		ss.answers[l.peerHandle] = make(chan struct{})
 		removed = true
 	}
 	for id, od := range ss.unsettled {
@@ -343,6 +354,24 @@ func (ss *session) removeLink(l *link) bool {
 	}
 	ss.mu.Unlock()
 	return removed
+}
+
+// answeredLocked closes and forgets the answer channel of the peer's
+// handle h, if one waits: the client answered the server's detach, used the
+// handle again, or the session ended. Callers hold mu.
+func (ss *session) answeredLocked(h uint32) {
+	if ch, ok := ss.answers[h]; ok {
+		close(ch)
+		delete(ss.answers, h)
+	}
+}
+
+// answerOf returns the channel closed when the client answers the server's
+// detach of the link of the peer's handle h, nil when none waits.
+func (ss *session) answerOf(h uint32) chan struct{} {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.answers[h]
 }
 
 // errorEnd ends the session with an error (§2.5.5).
@@ -363,6 +392,9 @@ func (ss *session) stop() {
 	ss.links = map[uint32]*link{}
 	ss.names = map[string]*link{}
 	ss.detached = map[uint32]struct{}{}
+	for h := range ss.answers {
+		ss.answeredLocked(h)
+	}
 	ss.cond.Broadcast()
 	ss.mu.Unlock()
 	for _, l := range ls {

@@ -43,12 +43,14 @@ func (l *link) wants(group string) bool {
 // of entity k, held by holder, ran out (SS-3). The holding link is
 // detached with com.microsoft:session-lock-lost, as the service detaches
 // it, here rather than by the link's own goroutine once woken, and the
-// hook waits (a little at most) for the detach to be written: the control
-// API's clock calls return after the hooks, so a client that moved the
-// clock and then settles a message of the session finds its link gone, and
-// does not send a disposition the detach overtakes (the Java SDK then
-// reported a closed link instead of the lost session, a CI flake).
-// Receivers waiting for a next session may now take it.
+// hook waits (a second at most) for the client to answer the detach: the
+// control API's clock calls return after the hooks, so a client that moved
+// the clock and then settles a message of the session has seen its link
+// gone, and does not send a disposition the detach overtakes (CI flakes of
+// the Java SDK's session-lock test: a closed link reported instead of the
+// lost session when the hook returned before writing the detach; a
+// complete that waited a minute when it returned before the client read
+// it). Receivers waiting for a next session may now take it.
 func (s *Server) sessionLost(k core.EntityKey, group, holder string) {
 	s.mu.RLock()
 	n := s.byKey[k]
@@ -72,21 +74,41 @@ func (s *Server) sessionLost(k core.EntityKey, group, holder string) {
 	s.sessionAvailable(k, group)
 }
 
-// detachWait bounds the wait of detach for its frames to be written: a
-// client that reads nothing must not hold up the hooks of the others.
-const detachWait = time.Second
+// detachWait bounds the wait of detach for its clients: a client that
+// reads nothing, or does not answer, must not hold up the hooks of the
+// others.
+var detachWait = time.Second
 
 // detach detaches links from the server's side with error e, and waits
-// (detachWait at most) until the detaches are written to their clients.
+// (detachWait at most) until each client has answered its detach, so has
+// read it: a client whose detach is written but not read yet (the Java
+// SDK's reactor thread, behind on a loaded machine) can still settle a
+// message of the link, a disposition that crosses the detach and that no
+// answer can follow (go-amqp ends the session on a disposition for a link
+// it saw detached; the Java SDK waited a minute for one, then retried).
 func detach(links []*link, e *amqp.Error) {
 	conns := map[*conn]bool{}
+	var answers []chan struct{}
 	for _, l := range links {
 		l.forceDetach(e)
 		conns[l.ss.c] = true
+		if ch := l.ss.answerOf(l.peerHandle); ch != nil {
+			answers = append(answers, ch)
+		}
 	}
+	// Written first, whatever the clients do; then answered.
 	deadline := time.Now().Add(detachWait)
 	for c := range conns {
 		c.waitWritten(deadline)
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	for _, ch := range answers {
+		select {
+		case <-ch:
+		case <-timer.C:
+			return
+		}
 	}
 }
 
