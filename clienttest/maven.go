@@ -2,6 +2,7 @@ package clienttest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/xml"
 	"os"
@@ -117,12 +118,9 @@ func MavenTests(t *testing.T, dir string, env []string, filter string, timeout t
 		}
 		var passed []string
 		for _, c := range s.Cases {
-			switch {
-			case c.Failure != nil:
-				failed = append(failed, class+"."+c.Name+": "+c.Failure.summary(pkg))
-			case c.Error != nil:
-				failed = append(failed, class+"."+c.Name+": "+c.Error.summary(pkg))
-			default:
+			if p := cmp.Or(c.Failure, c.Error); p != nil {
+				failed = append(failed, class+"."+c.Name+": "+p.summary(pkg))
+			} else {
 				passed = append(passed, c.Name)
 			}
 		}

@@ -330,7 +330,7 @@ func (s *Server) CloseConnections(reason string) {
 }
 
 // detachNodes detaches the receivers of deleted nodes, and returns once
-// the detaches are written (detach).
+// their clients have answered the detaches, a second at most (detach).
 func (s *Server) detachNodes(ns ...*node) {
 	for _, n := range ns {
 		if n == nil {

@@ -19,12 +19,7 @@ import (
 // answer can end it.
 func TestSS3_ALostSessionsHooksWaitForTheClientsAnswerToTheDetach(t *testing.T) {
 	servicebus.SetDetachWait(t, time.Minute)
-	f := MustServer(t)
-	f.sessionQueue("sq", nil)
-	r := f.MustTxnRaw(t)
-	r.attachSender(1, "sq", nil)
-	r.dispositionFor(r.transferOn(1, &codec.Message{Properties: &codec.Properties{GroupID: "a"}, Data: [][]byte{[]byte("a1")}}, nil))
-	r.receiveSession(2, "sq", "a")
+	f, r := MustSessionHolder(t)
 
 	// The clock moves past the session's one-minute lock; the move, as the
 	// control API's, returns once the hooks have run.
@@ -63,4 +58,18 @@ func TestSS3_ALostSessionsHooksWaitForTheClientsAnswerToTheDetach(t *testing.T) 
 	case <-time.After(30 * time.Second):
 		t.Fatal("the hooks still wait, 30 s after the client answered the detach")
 	}
+}
+
+// MustSessionHolder starts a server with session queue sq holding one
+// message of session a, and a raw client whose link of handle 2 holds
+// session a, with its message delivered, on the frozen clock.
+func MustSessionHolder(t *testing.T) (*fixture, *txnRaw) {
+	t.Helper()
+	f := MustServer(t)
+	f.sessionQueue("sq", nil)
+	r := f.MustTxnRaw(t)
+	r.attachSender(1, "sq", nil)
+	r.dispositionFor(r.transferOn(1, &codec.Message{Properties: &codec.Properties{GroupID: "a"}, Data: [][]byte{[]byte("a1")}}, nil))
+	r.receiveSession(2, "sq", "a")
+	return f, r
 }

@@ -19,12 +19,7 @@ import (
 // check reads nothing but what has arrived (FIONREAD), so it cannot pass by
 // waiting.
 func TestSS3_ALostSessionsDetachIsWrittenBeforeTheHooksReturn(t *testing.T) {
-	f := MustServer(t)
-	f.sessionQueue("sq", nil)
-	r := f.MustTxnRaw(t)
-	r.attachSender(1, "sq", nil)
-	r.dispositionFor(r.transferOn(1, &codec.Message{Properties: &codec.Properties{GroupID: "a"}, Data: [][]byte{[]byte("a1")}}, nil))
-	r.receiveSession(2, "sq", "a")
+	f, r := MustSessionHolder(t)
 
 	f.advance(90 * time.Second) // past the session's one-minute lock
 	if err := f.e.WaitHooks(context.Background()); err != nil {
