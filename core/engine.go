@@ -26,8 +26,7 @@ type Engine struct {
 	ops      []Op // changes to persist, made by the current call
 	notify   []EntityKey
 	deleted  []Entity
-	changes  []changeNote // keyed items' changes for ItemChanged hooks (itemchange.go)
-	lastNext int64        // the earliest due time reported to Wake
+	lastNext int64 // the earliest due time reported to Wake
 	// opEvents is the ID of the next event when the current operation took
 	// the lock, before its catch-up (op.go).
 	opEvents uint64
@@ -149,10 +148,15 @@ type ProtocolHooks struct {
 	// to resubmit.
 	Resubmit func(dlq *Entity, it Item) (to string, out Item, err error)
 	// ItemChanged is told of each change of a keyed item of the
-	// protocol's entities (written, replaced, removed, expired), in the
-	// order the engine made them, on the protocol's lane like Available:
-	// Cosmos DB's all-versions-and-deletes change feed is kept from it. A
-	// protocol without it costs the engine nothing.
+	// protocol's entities (written, replaced, removed, expired) as the
+	// engine makes it, inside its lock: so it has heard of every change
+	// an engine call made by the time the call returns, in the engine's
+	// order. Cosmos DB's all-versions-and-deletes change feed is kept from
+	// it. It must be quick, must not call the Engine, and may take only a
+	// leaf lock of its own (one under which nothing else is called). The
+	// Items are copies, their Bodies the engine's (never changed once
+	// stored: do not modify them). A protocol without it costs the engine
+	// nothing.
 	ItemChanged func(k EntityKey, ch ItemChange)
 	// Unique derives again the unique values (Item.Unique) of keyed item
 	// it of entity ent, loaded from the store, which does not keep them:
@@ -215,22 +219,19 @@ func (e *Engine) unlock() *Commit {
 	c := e.flush()
 	notify, deleted := e.notify, e.deleted
 	notifySess, lostSess := e.notifySess, e.lostSess
-	changes := e.changes
 	e.deleted, e.notifySess, e.lostSess = nil, nil, nil
 	wake := false
 	if t, ok := e.timers.min(); ok && t.at < e.lastNext {
 		e.lastNext = t.at
 		wake = true
 	}
-	if len(notify)+len(notifySess)+len(lostSess)+len(deleted)+len(changes) > 0 {
-		// post copies what it queues: the arrays of notify and changes
-		// are kept for the next call, and the lanes' own locks order the
-		// calls of two engine calls as the engine made them.
-		e.post(e.lanes, notify, notifySess, lostSess, deleted, changes)
+	if len(notify)+len(notifySess)+len(lostSess)+len(deleted) > 0 {
+		// post copies what it queues: the array of notify is kept for
+		// the next call, and the lanes' own locks order the calls of two
+		// engine calls as the engine made them.
+		e.post(e.lanes, notify, notifySess, lostSess, deleted)
 	}
 	e.notify = e.notify[:0]
-	clear(changes)
-	e.changes = changes[:0]
 	e.mu.Unlock()
 
 	// Wake's panic is contained (guard.go): what follows never panics, so

@@ -8,7 +8,7 @@ import (
 )
 
 // The rule for a protocol's hooks that tell it what happened (issue 25.0):
-// Available, SessionAvailable, SessionLost, Deleted and ItemChanged never run on the
+// Available, SessionAvailable, SessionLost and Deleted never run on the
 // goroutine of an engine call. An engine call queues them, in the order
 // it made them, on its protocol's lane, and the lane's own goroutine runs
 // them one at a time. So a front-end may hold any lock of its own across
@@ -26,8 +26,11 @@ import (
 // move made.
 //
 // The hooks that run inside the engine's lock (a DeadLetterFunc,
-// Recovered, Describe, Resubmit) must take no lock at all; Config.Wake
-// and Config.ObserveLag must not block.
+// Recovered, Describe, Resubmit) must take no lock at all, ItemChanged
+// none but a leaf lock of its own; Config.Wake and Config.ObserveLag must
+// not block. ItemChanged ran on the lane once: that cost every Cosmos DB
+// write a goroutine woken, for a hook that only records, and made a read
+// of the change feed wait for the lane.
 
 // hookCall is one queued call of a hook.
 type hookCall struct {
@@ -36,7 +39,6 @@ type hookCall struct {
 	group  string
 	holder string
 	ent    Entity
-	change ItemChange
 }
 
 type hookKind uint8
@@ -46,7 +48,6 @@ const (
 	hookSessionAvailable
 	hookSessionLost
 	hookDeleted
-	hookItemChanged
 )
 
 // hookLane runs the hooks of one protocol, in order, on a goroutine of
@@ -71,9 +72,9 @@ type hookWaiter struct {
 
 // post queues the hooks of one engine call on the lanes of their
 // protocols and starts each lane's goroutine if it is not running.
-func (e *Engine) post(lanes map[string]*hookLane, notify []EntityKey, sess []sessionNote, lost []sessionLoss, deleted []Entity, changes []changeNote) {
+func (e *Engine) post(lanes map[string]*hookLane, notify []EntityKey, sess []sessionNote, lost []sessionLoss, deleted []Entity) {
 	// The common case: one entity to tell of, nothing else.
-	if len(sess) == 0 && len(lost) == 0 && len(deleted) == 0 && len(changes) == 0 && len(notify) == 1 {
+	if len(sess) == 0 && len(lost) == 0 && len(deleted) == 0 && len(notify) == 1 {
 		if l := lanes[notify[0].Protocol]; l != nil && l.h.Available != nil {
 			l.mu.Lock()
 			l.add(hookCall{kind: hookAvailable, k: notify[0]})
@@ -108,10 +109,6 @@ func (e *Engine) post(lanes map[string]*hookLane, notify []EntityKey, sess []ses
 	for _, ent := range deleted {
 		l := lanes[ent.Protocol]
 		add(ent.Protocol, hookCall{kind: hookDeleted, k: ent.EntityKey, ent: ent}, l != nil && l.h.Deleted != nil)
-	}
-	for _, n := range changes {
-		l := lanes[n.k.Protocol]
-		add(n.k.Protocol, hookCall{kind: hookItemChanged, k: n.k, change: n.ch}, l != nil && l.h.ItemChanged != nil)
 	}
 	for l := range touched {
 		e.start(l)
@@ -192,8 +189,6 @@ func (e *Engine) callHook(l *hookLane, c *hookCall) {
 		e.callSessionLost(l.h.SessionLost, sessionLoss{k: c.k, group: c.group, holder: c.holder})
 	case hookDeleted:
 		e.callDeleted(l.h.Deleted, c.ent)
-	case hookItemChanged:
-		e.callItemChanged(l.h.ItemChanged, c.k, c.change)
 	}
 }
 

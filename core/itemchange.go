@@ -3,9 +3,9 @@ package core
 import "time"
 
 // ItemChange is one change of a keyed item (a Cosmos DB document) that the
-// engine tells its protocol's ItemChanged hook of, after the fact and in the
-// order it made them: a new item (Old nil), a new version of one (both
-// set), or its removal (New nil), by a caller or, when Expired, by its TTL.
+// engine tells its protocol's ItemChanged hook of as it makes it, in its
+// order: a new item (Old nil), a new version of one (both set), or its
+// removal (New nil), by a caller or, when Expired, by its TTL.
 type ItemChange struct {
 	// Old is the item as it was before the change; nil for a new item.
 	Old *Item
@@ -22,21 +22,17 @@ type ItemChange struct {
 	LastSeq uint64
 }
 
-// changeNote is an ItemChange of entity k waiting for the end of its
-// engine call to be queued on k's protocol's lane.
-type changeNote struct {
-	k  EntityKey
-	ch ItemChange
-}
-
-// noteChange records a change of a keyed item of ent, from old to cur (nil
-// for none), for the protocol's ItemChanged hook, when it has one. It copies
-// the items: call it before removeItem recycles old.
+// noteChange tells the protocol's ItemChanged hook, when it has one, of a
+// change of a keyed item of ent from old to cur (nil for none), with the
+// engine's lock held: call it before removeItem recycles old.
 func (e *Engine) noteChange(ent *entity, old, cur *Item, expired bool) {
-	if e.protos[ent.Protocol].ItemChanged == nil {
+	h := e.protos[ent.Protocol].ItemChanged
+	if h == nil {
 		return
 	}
 	ch := ItemChange{Expired: expired, At: e.applying(), LastSeq: ent.LastSeq}
+	// Copies, so that the callers' items stay on their stacks when no
+	// protocol has the hook.
 	if old != nil {
 		o := *old
 		ch.Old = &o
@@ -45,11 +41,6 @@ func (e *Engine) noteChange(ent *entity, old, cur *Item, expired bool) {
 		c := *cur
 		ch.New = &c
 	}
-	e.changes = append(e.changes, changeNote{k: ent.EntityKey, ch: ch})
-}
-
-// callItemChanged runs an ItemChanged hook, contained (guard.go).
-func (e *Engine) callItemChanged(h func(EntityKey, ItemChange), k EntityKey, ch ItemChange) {
-	defer e.contain("ItemChanged", k)
-	h(k, ch)
+	defer e.contain("ItemChanged", ent.EntityKey)
+	h(ent.EntityKey, ch)
 }

@@ -303,7 +303,7 @@ func (s *Server) deleteContainer(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	s.forgetVersions(c.Request.Context(), k)
+	s.forgetVersions(k)
 	c.Status(http.StatusNoContent)
 	c.Writer.WriteHeaderNow()
 }

@@ -132,7 +132,7 @@ func (s *Server) deleteDatabase(c *gin.Context) {
 			return
 		}
 	}
-	s.forgetVersions(c.Request.Context(), gone...)
+	s.forgetVersions(gone...)
 	c.Status(http.StatusNoContent)
 	c.Writer.WriteHeaderNow()
 }

@@ -1,11 +1,11 @@
 package cosmos
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/lapse-emulator/lapse/core"
@@ -17,11 +17,10 @@ import (
 // happened: each create and replace with the version it wrote, and each
 // delete, a client's or an expiry's (metadata.timeToLiveExpired), with the
 // id and partition key of what went. The engine tells the front-end of
-// each change as it happens (core.ProtocolHooks.ItemChanged, on the
-// protocol's lane); the front-end keeps the versions in memory, at least
-// the latest maxVersions of each container (docs/cosmos.md says so). A read
-// waits for the hooks queued before it (core.Engine.WaitHooks), so it sees
-// every change made before it.
+// each change as it makes it (core.ProtocolHooks.ItemChanged, inside its
+// lock); the front-end keeps the versions in memory, at least the latest
+// maxVersions of each container (docs/cosmos.md says so). So a read sees
+// every change whose engine call returned before it.
 //
 // A version's position in its container's log is the feed's continuation
 // (the response's ETag): a container's positions start above a base taken
@@ -140,11 +139,8 @@ func (v *versionLogs) forget(k core.EntityKey) {
 }
 
 // forgetVersions drops the version logs of containers ks, which the engine
-// has deleted, once the changes it told of before are in them: a container
-// made anew under a name starts a log of its own. When ctx ends first, it
-// forgets them all the same: the deletion stands.
-func (s *Server) forgetVersions(ctx context.Context, ks ...core.EntityKey) {
-	_ = s.cfg.Engine.WaitHooks(ctx)
+// has deleted: a container made anew under a name starts a log of its own.
+func (s *Server) forgetVersions(ks ...core.EntityKey) {
 	for _, k := range ks {
 		s.versions.forget(k)
 	}
@@ -201,7 +197,9 @@ func (v *versionLogs) since(k core.EntityKey, base uint64, inm string, sc scope,
 	return out, through, nil
 }
 
-// itemChanged is the engine's ItemChanged hook: it keeps the version.
+// itemChanged is the engine's ItemChanged hook: it keeps the version. It
+// runs inside the engine's lock, so it takes no lock but the logs' own and
+// reads the clock from the change, not from the engine.
 func (s *Server) itemChanged(k core.EntityKey, ch core.ItemChange) {
 	if isAccessEntity(k.Name) {
 		return // a permission's tokens are no documents
@@ -226,14 +224,14 @@ func (s *Server) itemChanged(k core.EntityKey, ch core.ItemChange) {
 		// write for a feed few clients read; render adds the _lsn.
 		rec.body, rec.seq = ch.New.Body, ch.New.Seq
 	}
-	s.versions.add(k, s.versionBase(), rec)
+	s.versions.add(k, versionBase(ch.At), rec)
 }
 
-// versionBase is the base of a container log made now: the clock's
+// versionBase is the base of a container log made at t: the clock's
 // milliseconds times a thousand, above what an earlier run of lapse gave
 // out unless it kept over a thousand versions a millisecond.
-func (s *Server) versionBase() uint64 {
-	return uint64(s.now().UnixMilli()) * 1000
+func versionBase(t time.Time) uint64 {
+	return uint64(t.UnixMilli()) * 1000
 }
 
 // allVersionsFeed answers a read of ct's change feed in the
@@ -257,12 +255,7 @@ func (s *Server) allVersionsFeed(c *gin.Context, ct *container) {
 		s.writeError(c, errStartNotSupported())
 		return
 	}
-	// Every change made before this read has been told (itemChanged).
-	if err := s.cfg.Engine.WaitHooks(c.Request.Context()); err != nil {
-		s.writeError(c, err)
-		return
-	}
-	recs, through, err := s.versions.since(ct.key, s.versionBase(), inm, sc, size)
+	recs, through, err := s.versions.since(ct.key, versionBase(s.now()), inm, sc, size)
 	if err != nil {
 		s.writeError(c, err)
 		return
