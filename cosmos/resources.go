@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -190,12 +191,23 @@ type etagSource struct {
 
 func (e *etagSource) init() { rand.Read(e.prefix[:]) }
 
-// next returns a new ETag, quoted as the service writes them.
+// next returns a new ETag, quoted as the service writes them:
+// "pppppppp-pppp-0000-pppp-nnnnnnnnnnnn", the prefix's bytes and the
+// counter's low 48 bits in hex (written by hand: fmt took a create's
+// ETag about 3 µs).
 func (e *etagSource) next() string {
-	n := e.n.Add(1)
-	p := e.prefix
-	return fmt.Sprintf("\"%08x-%04x-0000-%04x-%012x\"", binary.BigEndian.Uint32(p[:4]), binary.BigEndian.Uint16(p[4:6]),
-		binary.BigEndian.Uint16(p[6:8]), n&0xffffffffffff)
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], e.n.Add(1))
+	var b [38]byte
+	b[0], b[37] = '"', '"'
+	hex.Encode(b[1:9], e.prefix[0:4])
+	b[9] = '-'
+	hex.Encode(b[10:14], e.prefix[4:6])
+	copy(b[14:20], "-0000-")
+	hex.Encode(b[20:24], e.prefix[6:8])
+	b[24] = '-'
+	hex.Encode(b[25:37], n[2:8])
+	return string(b[:])
 }
 
 // activityIDs makes the x-ms-activity-id of each response: a GUID of
