@@ -89,6 +89,9 @@ type benchResult struct {
 	// the scenario measures them (bench_cpu.go).
 	ClientCPU *float64 `json:"client_cpu_us_per_op,omitempty"`
 	ServerCPU *float64 `json:"server_cpu_us_per_op,omitempty"`
+	// ServerSwitches is how many times per operation the server's
+	// threads were switched out of their CPU (bench_cpu.go).
+	ServerSwitches *float64 `json:"server_switches_per_op,omitempty"`
 }
 
 // benchGOGC is the garbage collector's target of lapse-bench's clients

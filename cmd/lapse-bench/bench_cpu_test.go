@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"testing"
 	"time"
 )
@@ -31,6 +32,7 @@ func TestCPUPerOp(t *testing.T) {
 	from := cpuUse{client: time.Second, server: 2 * time.Second}
 	to := cpuUse{client: 1500 * time.Millisecond, server: 3 * time.Second}
 	r := benchResult{Notes: "CreateItem"}
+	from.switches, to.switches = -1, -1
 	r.cpuPerOp(from, to, 1000)
 	if r.ClientCPU == nil || *r.ClientCPU != 500 || r.ServerCPU == nil || *r.ServerCPU != 1000 ||
 		r.Notes != "CreateItem; CPU per op: client 500 µs, server 1000 µs" {
@@ -41,5 +43,39 @@ func TestCPUPerOp(t *testing.T) {
 	r.cpuPerOp(cpuUse{server: -1}, to, 1000)
 	if r.ClientCPU != nil || r.ServerCPU != nil || r.Notes != "CreateItem" {
 		t.Errorf("without the server's CPU: %+v", r)
+	}
+}
+
+func TestCPUPerOpSaysTheServersThreadSwitches(t *testing.T) {
+	from := cpuUse{client: time.Second, server: 2 * time.Second, switches: 100}
+	to := cpuUse{client: 1500 * time.Millisecond, server: 3 * time.Second, switches: 7600}
+	r := benchResult{Notes: "CreateItem"}
+	r.cpuPerOp(from, to, 1000)
+	if r.ServerSwitches == nil || *r.ServerSwitches != 7.5 ||
+		r.Notes != "CreateItem; CPU per op: client 500 µs, server 1000 µs, server thread switches per op 7.50" {
+		t.Errorf("got %+v (switches %v)", r, r.ServerSwitches)
+	}
+}
+
+func TestParseSwitches(t *testing.T) {
+	status := "Name:\tlapse\nState:\tS (sleeping)\nvoluntary_ctxt_switches:\t1200\nnonvoluntary_ctxt_switches:\t34\n"
+	if n, ok := parseSwitches(status); !ok || n != 1234 {
+		t.Errorf("parseSwitches = %d, %v; want 1234, true", n, ok)
+	}
+	if _, ok := parseSwitches("Name:\tlapse\nvoluntary_ctxt_switches:\t1200\n"); ok {
+		t.Error("parseSwitches took a status without its involuntary switches")
+	}
+	if _, ok := parseSwitches("voluntary_ctxt_switches:\tx\nnonvoluntary_ctxt_switches:\t1\n"); ok {
+		t.Error("parseSwitches took a count that is not a number")
+	}
+}
+
+// The switches of a live process are read: this test's own.
+func TestReadSwitchesOfThisProcess(t *testing.T) {
+	if n := readSwitches(os.Getpid()); n < 0 {
+		t.Errorf("readSwitches of this process = %d", n)
+	}
+	if n := readSwitches(-5); n != -1 {
+		t.Errorf("readSwitches of no process = %d, want -1", n)
 	}
 }
