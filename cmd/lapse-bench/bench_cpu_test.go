@@ -29,10 +29,9 @@ func TestParseStatCPU(t *testing.T) {
 }
 
 func TestCPUPerOp(t *testing.T) {
-	from := cpuUse{client: time.Second, server: 2 * time.Second}
-	to := cpuUse{client: 1500 * time.Millisecond, server: 3 * time.Second}
+	from := cpuUse{client: time.Second, server: 2 * time.Second, switches: -1}
+	to := cpuUse{client: 1500 * time.Millisecond, server: 3 * time.Second, switches: -1}
 	r := benchResult{Notes: "CreateItem"}
-	from.switches, to.switches = -1, -1
 	r.cpuPerOp(from, to, 1000)
 	if r.ClientCPU == nil || *r.ClientCPU != 500 || r.ServerCPU == nil || *r.ServerCPU != 1000 ||
 		r.Notes != "CreateItem; CPU per op: client 500 µs, server 1000 µs" {
