@@ -35,6 +35,25 @@ func appendRecord(b []byte, batch []pending) ([]byte, error) {
 	return b, nil
 }
 
+// recordSize is about how long the record of batch is: its bodies and
+// metadata, and a little for each op's other fields, so that the commit
+// makes the record's buffer once rather than growing it item by item
+// (the copies were about 2% of a Cosmos DB replace's CPU).
+func recordSize(batch []pending) int {
+	n := 0
+	for _, p := range batch {
+		for _, op := range p.ops {
+			n += 32 + len(op.Key.Protocol) + len(op.Key.Name)
+			if op.Kind == core.OpPutItem {
+				it := op.Item // and about 90 bytes of numbers and times
+				n += 96 + len(it.Key) + len(it.Group) + len(it.Body) + len(it.Meta) + len(it.Rule) + len(it.Reason)
+			}
+			n += len(op.State)
+		}
+	}
+	return n
+}
+
 func appendOp(b []byte, op core.Op) ([]byte, error) {
 	b = append(b, byte(op.Kind))
 	b = appendStr(b, op.Key.Protocol)

@@ -308,3 +308,29 @@ func TestApplierAppliesAtOnceWhenMaxBytesGathered(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A record of item puts and deletes, every field of the items set and
+// whatever their bodies, fits the
+// buffer that recordSize makes for it, so that a commit never grows it.
+func TestRecordSizeHoldsItsRecord(t *testing.T) {
+	k := core.EntityKey{Protocol: core.Cosmos, Name: "db/coll"}
+	item := sampleBatch()[0].ops[1].Item
+	for _, body := range []int{0, 1, 1 << 10, 1 << 16} {
+		big := *item
+		big.Body = make([]byte, body)
+		var batch []pending
+		for n := range 50 {
+			batch = append(batch, pending{ops: []core.Op{{Kind: core.OpPutItem, Key: k, Item: &big}}})
+			if n%2 == 0 {
+				batch = append(batch, pending{ops: []core.Op{{Kind: core.OpDeleteItem, Key: k, Seq: uint64(n) << 40}}})
+			}
+		}
+		rec, err := appendRecord(make([]byte, 0, recordSize(batch)), batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rec) > recordSize(batch) {
+			t.Errorf("bodies of %d bytes: the record is %d bytes, more than the %d recordSize made room for", body, len(rec), recordSize(batch))
+		}
+	}
+}

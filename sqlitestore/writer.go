@@ -121,7 +121,7 @@ func (s *Store) commit(batch []pending) {
 		}
 		return
 	}
-	rec, err := appendRecord(make([]byte, recordHeader, recordHeader+256*len(batch)), batch)
+	rec, err := appendRecord(make([]byte, recordHeader, recordHeader+recordSize(batch)), batch)
 	if err == nil {
 		err = s.applyFailure()
 	}
