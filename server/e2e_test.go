@@ -182,6 +182,26 @@ func TestMemoryDataKeepsNothing(t *testing.T) {
 	}
 }
 
+// In memory, the engine is the only copy of the items: its store keeps
+// none, so that a write costs no second copy that nothing would read.
+func TestMemoryDataStoreKeepsNoSecondCopy(t *testing.T) {
+	m := MustStart(t, "--data", ":memory:")
+	MustCreate(t, m, orders)
+	MustEnqueue(t, m, orders.EntityKey, core.Item{Persistent: true, Body: []byte("kept by the engine alone")})
+	if c, _, err := m.Engine.Counts(m.Clock.Now(), orders.EntityKey); err != nil || c.Active != 1 {
+		t.Fatalf("the engine holds %d active items (%v), want 1", c.Active, err)
+	}
+	stored := 0
+	count := func(core.EntityKey, core.Item) error { stored++; return nil }
+	if err := m.store.Load(context.Background(), func(core.Entity) error { stored++; return nil }, count,
+		func(core.EntityKey, core.SessionState) error { stored++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if stored != 0 {
+		t.Errorf("the store of a :memory: lapse holds %d entities, items and states, want none", stored)
+	}
+}
+
 // POST /api/reset drops every entity and item, in the data folder too.
 func TestReset(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
