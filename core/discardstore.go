@@ -17,3 +17,6 @@ func (DiscardStore) Load(context.Context, func(Entity) error, func(EntityKey, It
 
 // Append keeps nothing; the Commit is already done.
 func (DiscardStore) Append([]Op) *Commit { return committed(nil) }
+
+// Close closes nothing: a store that keeps nothing holds nothing open.
+func (DiscardStore) Close(context.Context) error { return nil }

@@ -192,8 +192,9 @@ func TestMemoryDataStoreKeepsNoSecondCopy(t *testing.T) {
 		t.Fatalf("the engine holds %d active items (%v), want 1", c.Active, err)
 	}
 	stored := 0
-	count := func(core.EntityKey, core.Item) error { stored++; return nil }
-	if err := m.store.Load(context.Background(), func(core.Entity) error { stored++; return nil }, count,
+	if err := m.store.Load(context.Background(),
+		func(core.Entity) error { stored++; return nil },
+		func(core.EntityKey, core.Item) error { stored++; return nil },
 		func(core.EntityKey, core.SessionState) error { stored++; return nil }); err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,10 @@ type store interface {
 	Close(ctx context.Context) error
 }
 
-var _ store = (*sqlitestore.Store)(nil)
+var (
+	_ store = (*sqlitestore.Store)(nil)
+	_ store = core.DiscardStore{}
+)
 
 // openStore opens the data folder dir. A folder in use by another lapse,
 // unreadable, written by a newer lapse, or whose journal is damaged before
@@ -31,7 +34,7 @@ var _ store = (*sqlitestore.Store)(nil)
 // where it is now 117 MB.
 func openStore(dir string, repair bool, log *slog.Logger) (store, error) {
 	if dir == sqlitestore.Memory {
-		return memoryStore{}, nil
+		return core.DiscardStore{}, nil
 	}
 	s, err := sqlitestore.Open(dir, sqlitestore.Options{RepairJournal: repair, Logger: log})
 	if err != nil {
@@ -39,8 +42,3 @@ func openStore(dir string, repair bool, log *slog.Logger) (store, error) {
 	}
 	return s, nil
 }
-
-// memoryStore is the store of ":memory:".
-type memoryStore struct{ core.DiscardStore }
-
-func (memoryStore) Close(context.Context) error { return nil }

@@ -45,7 +45,8 @@ func recordSize(batch []pending) int {
 		for _, op := range p.ops {
 			n += 32 + len(op.Key.Protocol) + len(op.Key.Name)
 			if op.Kind == core.OpPutItem {
-				it := op.Item // and about 90 bytes of numbers and times
+				// About 90 bytes of numbers and times, and the strings.
+				it := op.Item
 				n += 96 + len(it.Key) + len(it.Group) + len(it.Body) + len(it.Meta) + len(it.Rule) + len(it.Reason)
 			}
 			n += len(op.State)

@@ -310,8 +310,8 @@ func TestApplierAppliesAtOnceWhenMaxBytesGathered(t *testing.T) {
 }
 
 // A record of item puts and deletes, every field of the items set and
-// whatever their bodies, fits the
-// buffer that recordSize makes for it, so that a commit never grows it.
+// whatever their bodies, fits the buffer that recordSize makes for it, so
+// that a commit never grows it.
 func TestRecordSizeHoldsItsRecord(t *testing.T) {
 	k := core.EntityKey{Protocol: core.Cosmos, Name: "db/coll"}
 	item := sampleBatch()[0].ops[1].Item
@@ -325,12 +325,13 @@ func TestRecordSizeHoldsItsRecord(t *testing.T) {
 				batch = append(batch, pending{ops: []core.Op{{Kind: core.OpDeleteItem, Key: k, Seq: uint64(n) << 40}}})
 			}
 		}
-		rec, err := appendRecord(make([]byte, 0, recordSize(batch)), batch)
+		size := recordSize(batch)
+		rec, err := appendRecord(make([]byte, 0, size), batch)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(rec) > recordSize(batch) {
-			t.Errorf("bodies of %d bytes: the record is %d bytes, more than the %d recordSize made room for", body, len(rec), recordSize(batch))
+		if len(rec) > size {
+			t.Errorf("bodies of %d bytes: the record is %d bytes, more than the %d recordSize made room for", body, len(rec), size)
 		}
 	}
 }
