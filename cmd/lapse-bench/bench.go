@@ -59,6 +59,12 @@ type benchConfig struct {
 	// CeilingTLS makes the ceiling answer over HTTPS, with a certificate
 	// of its own, as lapse's and the other emulators' Cosmos DB ports do.
 	CeilingTLS bool
+	// Servers, when set, makes lapse-bench start them itself and run the
+	// scenarios against each in turn, Rounds times, and compare them with
+	// References (bench_side.go).
+	Servers    sideServers
+	Rounds     int
+	References []string
 }
 
 // The values of --amqp1-auth.
@@ -124,12 +130,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return 0
 	}
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(benchGOGC))
+	}
+	if len(c.Servers) > 0 {
+		return runSideBySide(ctx, c, stdout, stderr)
+	}
 	if err := benchPreflight(ctx, c); err != nil {
 		fmt.Fprintf(stderr, "lapse-bench: %s\n", oneLine(err))
 		return 1
-	}
-	if os.Getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(benchGOGC))
 	}
 	emit := func(r benchResult) { fmt.Fprintln(stdout, benchRow(r)) }
 	if c.JSON {
@@ -224,6 +233,14 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 		"answers the cosmos scenarios (but cosmos-query-pk) with fixed answers and keeps nothing, the most any\n"+
 		"server could let the client do on this machine; point --cosmos-url of another lapse-bench at it")
 	fs.BoolVar(&c.CeilingTLS, "ceiling-tls", false, "serve the --serve-cosmos-ceiling account over HTTPS (a self-signed certificate), as emulators serve theirs")
+	fs.Var(&c.Servers, "server", "NAME=COMMAND: a server to run the cosmos scenarios against side by side with the others given\n"+
+		"(twice or more): lapse-bench starts it with COMMAND (split at spaces, no shell) for each round, a fresh\n"+
+		"one each time, runs the scenarios against it over HTTPS, with its CPU measured, and stops it (SIGTERM).\n"+
+		"In COMMAND, "+sidePort+" is a free port of 127.0.0.1 where it is to serve Cosmos DB, "+sideDir+" a fresh empty\n"+
+		"folder and "+sideSelf+" this lapse-bench, for its --serve-cosmos-ceiling")
+	fs.IntVar(&c.Rounds, "rounds", 3, "with --server: how many rounds, each running every server once, in an order that turns by one each round")
+	references := fs.String("reference", "", "with --server: comma-separated names of the servers the others are compared with,\n"+
+		"as the median of the per-round ratios of their results and of their CPU per op (default: the first --server)")
 	pos, err := parseFlags(fs, args, false, stderr)
 	if err != nil {
 		return c, err
@@ -243,6 +260,8 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 		return c, &usageError{"--items must be at least 1"}
 	case c.Workers < 1:
 		return c, &usageError{"--workers must be at least 1"}
+	case c.Rounds < 1:
+		return c, &usageError{"--rounds must be at least 1"}
 	}
 	if err := checkCosmosURL(c.CosmosURL); err != nil {
 		return c, err
@@ -284,7 +303,59 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 			return c, &usageError{fmt.Sprintf("%s needs lapse's Service Bus: --amqp1-auth cbs and a URL without a user", s)}
 		}
 	}
-	return c, nil
+	return c, checkSideFlags(fs, &c, *references, kinds)
+}
+
+// checkSideFlags checks the flags of a side by side (--server) and sets
+// its default reference.
+func checkSideFlags(fs *flag.FlagSet, c *benchConfig, references string, kinds map[string]benchKind) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if len(c.Servers) == 0 {
+		for _, name := range []string{"rounds", "reference"} {
+			if set[name] {
+				return &usageError{fmt.Sprintf("--%s compares servers: give them with --server", name)}
+			}
+		}
+		return nil
+	}
+	if len(c.Servers) < 2 {
+		return &usageError{"--server: give two servers or more to compare"}
+	}
+	// Each server's URL and process are lapse-bench's own, and rounds
+	// take the place of runs.
+	for _, name := range []string{"cosmos-url", "server-pid", "runs", "serve-cosmos-ceiling"} {
+		if set[name] {
+			return &usageError{fmt.Sprintf("--%s does not go with --server", name)}
+		}
+	}
+	if !set["scenarios"] {
+		c.Scenarios = nil
+		for _, s := range benchScenarios() {
+			if s.kind == benchCosmos {
+				c.Scenarios = append(c.Scenarios, s.name)
+			}
+		}
+	}
+	for _, s := range c.Scenarios {
+		if kinds[s] != benchCosmos {
+			return &usageError{fmt.Sprintf("--server runs cosmos scenarios only, not %s", s)}
+		}
+	}
+	c.References = nil
+	if references == "" {
+		references = c.Servers[0].Name
+	}
+	for _, r := range strings.Split(references, ",") {
+		r = strings.TrimSpace(r)
+		if !slices.ContainsFunc(c.Servers, func(s sideServer) bool { return s.Name == r }) {
+			return &usageError{fmt.Sprintf("--reference %q is not a --server", r)}
+		}
+		if !slices.Contains(c.References, r) {
+			c.References = append(c.References, r)
+		}
+	}
+	return nil
 }
 
 // benchPreflight fails early when the broker cannot be reached or its

@@ -33,7 +33,7 @@ func TestParseBenchFlags(t *testing.T) {
 	defaults := benchConfig{
 		URL: "amqp://guest:guest@localhost:5672/", Messages: 100000, Size: 100, Scenarios: benchAll, Runs: 1,
 		AMQP1Auth: "plain", AdminURL: "http://localhost:5300", ControlURL: "http://localhost:8080",
-		CosmosURL: "http://localhost:8081/", CosmosKey: cosmos.EmulatorKey, Items: 10000, Workers: 1,
+		CosmosURL: "http://localhost:8081/", CosmosKey: cosmos.EmulatorKey, Items: 10000, Workers: 1, Rounds: 3,
 	}
 	for _, tc := range []struct {
 		name string
@@ -49,12 +49,12 @@ func TestParseBenchFlags(t *testing.T) {
 		}, benchConfig{
 			URL: "amqp://u:p@h:1/v", Messages: 10, Size: 0, Scenarios: []string{"memory", "transient-autoack"},
 			ServerPID: 42, JSON: true, Runs: 3, AMQP1Auth: "cbs", AdminURL: "http://h:2", ControlURL: "http://h:3",
-			CosmosURL: "https://h:4/", CosmosKey: "a2V5", Items: 7, Workers: 8,
+			CosmosURL: "https://h:4/", CosmosKey: "a2V5", Items: 7, Workers: 8, Rounds: 3,
 		}},
 		{"CBSWithoutUser", []string{"--url", "amqp://h:1/", "--scenarios", "servicebus,amqp1"}, benchConfig{
 			URL: "amqp://h:1/", Messages: 100000, Size: 100, Scenarios: append(slices.Clone(benchSBAll), benchAMQP1All...), Runs: 1,
 			AMQP1Auth: "cbs", AdminURL: "http://localhost:5300", ControlURL: "http://localhost:8080",
-			CosmosURL: "http://localhost:8081/", CosmosKey: cosmos.EmulatorKey, Items: 10000, Workers: 1,
+			CosmosURL: "http://localhost:8081/", CosmosKey: cosmos.EmulatorKey, Items: 10000, Workers: 1, Rounds: 3,
 		}},
 		{"Groups", []string{"--scenarios", "amqp1,amqp091,amqp1-send"}, func() benchConfig {
 			c := defaults
@@ -69,6 +69,22 @@ func TestParseBenchFlags(t *testing.T) {
 		{"CosmosScenarioAndGroup", []string{"--scenarios", "cosmos-query-pk,cosmos"}, func() benchConfig {
 			c := defaults
 			c.Scenarios = []string{"cosmos-query-pk", "cosmos-create", "cosmos-read", "cosmos-query-id", "cosmos-upsert", "cosmos-replace"}
+			return c
+		}()},
+		{"SideBySide", []string{"--server", "a=lapse --cosmos-addr 127.0.0.1:{port}", "--server", " b = cosmium  -Port {port} ",
+			"--rounds", "10", "--workers", "8"}, func() benchConfig {
+			c := defaults
+			c.Scenarios, c.Workers, c.Rounds = benchCosmosAll, 8, 10
+			c.Servers = sideServers{{"a", []string{"lapse", "--cosmos-addr", "127.0.0.1:{port}"}}, {"b", []string{"cosmium", "-Port", "{port}"}}}
+			c.References = []string{"a"}
+			return c
+		}()},
+		{"SideBySideReferences", []string{"--server", "a=x {port}", "--server", "b=y {port}", "--server", "c=z {port}",
+			"--scenarios", "cosmos-read", "--reference", "c, b,c"}, func() benchConfig {
+			c := defaults
+			c.Scenarios = []string{"cosmos-read"}
+			c.Servers = sideServers{{"a", []string{"x", "{port}"}}, {"b", []string{"y", "{port}"}}, {"c", []string{"z", "{port}"}}}
+			c.References = []string{"c", "b"}
 			return c
 		}()},
 		{"OrderKeptOnceEach", []string{"-scenarios=memory,all,memory"}, func() benchConfig {
@@ -111,6 +127,20 @@ func TestParseBenchFlagsErrors(t *testing.T) {
 		{"CosmosURLNotHTTP", []string{"--cosmos-url", "amqp://localhost:8081/"}, `--cosmos-url "amqp://localhost:8081/"`},
 		{"CosmosKeyNotBase64", []string{"--cosmos-key", "not a key"}, "--cosmos-key must be an account key in base64"},
 		{"CosmosKeyEmpty", []string{"--cosmos-key", ""}, "--cosmos-key must be an account key in base64"},
+		{"OneServer", []string{"--server", "a=x {port}"}, "--server: give two servers or more"},
+		{"ServerWithoutCommand", []string{"--server", "a="}, "use NAME=COMMAND"},
+		{"ServerWithoutName", []string{"--server", "x {port}"}, "use NAME=COMMAND"},
+		{"ServerWithoutPort", []string{"--server", "a=x --port 1"}, `server "a": its command must serve on {port}`},
+		{"ServerTwice", []string{"--server", "a=x {port}", "--server", "a=y {port}"}, `server "a" given twice`},
+		{"ServerNameWithComma", []string{"--server", "a,b=x {port}"}, `server name "a,b"`},
+		{"ServerAndRuns", []string{"--server", "a=x {port}", "--server", "b=y {port}", "--runs", "3"}, "--runs does not go with --server"},
+		{"ServerAndURL", []string{"--server", "a=x {port}", "--server", "b=y {port}", "--cosmos-url", "http://h:1/"}, "--cosmos-url does not go with --server"},
+		{"ServerAndPID", []string{"--server", "a=x {port}", "--server", "b=y {port}", "--server-pid", "1"}, "--server-pid does not go with --server"},
+		{"ServerAndAMQP", []string{"--server", "a=x {port}", "--server", "b=y {port}", "--scenarios", "cosmos-read,memory"}, "--server runs cosmos scenarios only, not memory"},
+		{"UnknownReference", []string{"--server", "a=x {port}", "--server", "b=y {port}", "--reference", "c"}, `--reference "c" is not a --server`},
+		{"RoundsWithoutServers", []string{"--rounds", "3"}, "--rounds compares servers: give them with --server"},
+		{"ReferenceWithoutServers", []string{"--reference", "a"}, "--reference compares servers"},
+		{"NoRounds", []string{"--rounds", "0"}, "--rounds must be at least 1"},
 		{"ServiceBusWithPlain", []string{"--scenarios", "sb-sdk"}, "sb-sdk needs lapse's Service Bus: --amqp1-auth cbs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -129,7 +159,8 @@ func TestParseBenchFlagsHelp(t *testing.T) {
 		t.Fatalf("error %v, want flag.ErrHelp", err)
 	}
 	for _, want := range []string{"-server-pid", "beam.smp", "-scenarios", "ttl-deadletter", "-amqp1-auth", "/amq/queue/", "sb-ttl-deadletter",
-		"-cosmos-url", "-cosmos-key", "-items", "-workers", "cosmos-query-pk"} {
+		"-cosmos-url", "-cosmos-key", "-items", "-workers", "cosmos-query-pk",
+		"-server", "{port}", "{dir}", "{self}", "-rounds", "-reference"} {
 		if !strings.Contains(help.String(), want) {
 			t.Errorf("help lacks %q:\n%s", want, help.String())
 		}

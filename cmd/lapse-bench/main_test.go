@@ -3,11 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/gin-gonic/gin"
@@ -19,7 +23,39 @@ func TestMain(m *testing.M) {
 	// gin decides its mode at init, before the test flags exist, and would
 	// print every route.
 	gin.SetMode(gin.TestMode)
+	if os.Getenv(childEnv) == "1" {
+		os.Exit(runChild(os.Args[1:]))
+	}
 	leakcheck.VerifyTestMain(m)
+}
+
+// childEnv, set to 1, makes the test binary a command that the side by
+// side tests start as a --server ({self}): runChild instead of the tests.
+const childEnv = "LAPSE_BENCH_TEST_CHILD"
+
+// runChild runs args as lapse does (`lapse serve` and its flags) when they
+// start with lapse, or else as lapse-bench does, until SIGTERM.
+func runChild(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if len(args) == 0 || args[0] != "lapse" {
+		return runBench(ctx, args, os.Stdout, os.Stderr)
+	}
+	m := server.NewMain()
+	if err := m.ParseFlags(args[1:], os.Getenv); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if err := m.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	<-ctx.Done()
+	if err := m.Close(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }
 
 // MustStart runs lapse in-process (the server package's Main, as the lapse

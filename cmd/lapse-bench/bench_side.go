@@ -1,0 +1,395 @@
+package main
+
+// Side by side: --server NAME=COMMAND, given twice or more, makes
+// lapse-bench start each server itself, round after round, a fresh one
+// each time, run the cosmos scenarios against it and stop it, and then
+// compare them. On a machine whose speed drifts from minute to minute (a
+// shared two-core VM: the same server's rate can halve between two
+// rounds), a ratio of two servers' medians mixes minutes; a ratio taken
+// within each round compares servers measured minutes apart at most, and
+// the median of those per-round ratios is the figure a target "k times
+// another server" is held to. The order of the servers turns by one each
+// round, so that none always runs first on a cool machine or last on a
+// warm one.
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// sideServer is one server of a side by side: its name and the command
+// that starts it, with its placeholders (sidePlaceholders) not yet filled.
+type sideServer struct {
+	Name string
+	Args []string
+}
+
+// The placeholders of a --server command, filled at each start.
+const (
+	sidePort = "{port}" // a free TCP port of 127.0.0.1, where the server is to serve Cosmos DB over HTTPS
+	sideDir  = "{dir}"  // a fresh empty folder, removed once the server has stopped
+	sideSelf = "{self}" // this lapse-bench's executable, for its --serve-cosmos-ceiling
+)
+
+// sideServers is the flag.Value of --server, given once per server.
+type sideServers []sideServer
+
+func (s *sideServers) String() string {
+	var names []string
+	for _, v := range *s {
+		names = append(names, v.Name)
+	}
+	return strings.Join(names, ",")
+}
+
+func (s *sideServers) Set(v string) error {
+	name, command, ok := strings.Cut(v, "=")
+	name = strings.TrimSpace(name)
+	args := strings.Fields(command)
+	switch {
+	case !ok || name == "" || len(args) == 0:
+		return fmt.Errorf("use NAME=COMMAND")
+	case strings.ContainsAny(name, ", "):
+		return fmt.Errorf("server name %q: no commas or spaces", name)
+	case slices.ContainsFunc(*s, func(o sideServer) bool { return o.Name == name }):
+		return fmt.Errorf("server %q given twice", name)
+	case !slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, sidePort) }):
+		return fmt.Errorf("server %q: its command must serve on %s", name, sidePort)
+	}
+	*s = append(*s, sideServer{Name: name, Args: args})
+	return nil
+}
+
+// sideRow is one scenario's result for one server in one round, as
+// --json prints it.
+type sideRow struct {
+	Server string `json:"server"`
+	Round  int    `json:"round"`
+	benchResult
+}
+
+// sideRatio compares Server with Reference on Scenario over the rounds
+// that measured both: the median of the per-round ratios of their
+// results, with the lowest and the highest, and the same median of the
+// ratio of the CPU time the servers used per operation (nil when a round
+// lacks it).
+type sideRatio struct {
+	Scenario  string   `json:"scenario"`
+	Server    string   `json:"server"`
+	Reference string   `json:"reference"`
+	Rounds    int      `json:"rounds"`
+	Ratio     float64  `json:"ratio"`
+	Min       float64  `json:"ratio_min"`
+	Max       float64  `json:"ratio_max"`
+	CPURatio  *float64 `json:"server_cpu_ratio,omitempty"`
+}
+
+// runSideBySide runs c's rounds and prints their results and ratios; it
+// returns the exit code.
+func runSideBySide(ctx context.Context, c benchConfig, stdout, stderr io.Writer) int {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "lapse-bench: %s: %s\n", sideSelf, oneLine(err))
+		return 1
+	}
+	enc := json.NewEncoder(stdout)
+	var rows []sideRow
+	n := len(c.Servers)
+	for round := 1; round <= c.Rounds; round++ {
+		for i := range n {
+			s := c.Servers[(i+round-1)%n]
+			fmt.Fprintf(stderr, "lapse-bench: round %d of %d: %s\n", round, c.Rounds, s.Name)
+			rs, err := sideRound(ctx, c, s, self)
+			if err != nil {
+				fmt.Fprintf(stderr, "lapse-bench: round %d, server %s: %s\n", round, s.Name, oneLine(err))
+				return 1
+			}
+			for _, r := range rs {
+				row := sideRow{Server: s.Name, Round: round, benchResult: r}
+				rows = append(rows, row)
+				if c.JSON {
+					_ = enc.Encode(row)
+				}
+			}
+		}
+	}
+	ratios := sideRatios(rows, c.References)
+	if c.JSON {
+		for _, r := range ratios {
+			_ = enc.Encode(r)
+		}
+		return 0
+	}
+	fmt.Fprint(stdout, sideTable(rows, ratios))
+	return 0
+}
+
+// sideRound starts s, runs each of c's scenarios once against it and
+// stops it.
+func sideRound(ctx context.Context, c benchConfig, s sideServer, self string) (_ []benchResult, err error) {
+	dir, err := os.MkdirTemp("", "lapse-bench-"+s.Name+"-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	args := make([]string, len(s.Args))
+	for i, a := range s.Args {
+		args[i] = strings.NewReplacer(sidePort, strconv.Itoa(port), sideDir, dir, sideSelf, self).Replace(a)
+	}
+	out := &tailWriter{max: 2048}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	defer func() {
+		if stopErr := stopServer(cmd, exited); stopErr != nil && err == nil {
+			err = stopErr
+		}
+	}()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	if err := waitListening(ctx, addr, exited, 30*time.Second); err != nil {
+		return nil, fmt.Errorf("%w; its output ends: %q", err, out.String())
+	}
+	c.CosmosURL = "https://" + addr + "/"
+	c.ServerPID = cmd.Process.Pid
+	if err := benchCosmosPreflight(ctx, c); err != nil {
+		return nil, err
+	}
+	byName := map[string]benchScenario{}
+	for _, sc := range benchScenarios() {
+		byName[sc.name] = sc
+	}
+	var rs []benchResult
+	for _, name := range c.Scenarios {
+		r, err := byName[name].run(ctx, c)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		r.Scenario, r.Runs = name, 1
+		rs = append(rs, r)
+	}
+	select {
+	case <-exited:
+		return nil, fmt.Errorf("the server ended before it was stopped; its output ends: %q", out.String())
+	default:
+	}
+	return rs, nil
+}
+
+// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// waitListening returns once addr takes TCP connections, or an error once
+// the server has exited, ctx is done or within has passed.
+func waitListening(ctx context.Context, addr string, exited <-chan struct{}, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			return conn.Close()
+		}
+		select {
+		case <-exited:
+			return errors.New("the server ended before it listened on " + addr)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nothing listened on %s within %s", addr, within)
+		}
+	}
+}
+
+// stopServer asks the server to stop (SIGTERM), as a service manager
+// would, and kills it if it has not stopped within 10 seconds; a server
+// that had to be killed is an error, since its next round could find its
+// folder or port still held.
+func stopServer(cmd *exec.Cmd, exited <-chan struct{}) error {
+	select {
+	case <-exited:
+		return nil
+	default:
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+		return nil
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+		return errors.New("the server did not stop within 10 s of SIGTERM and was killed")
+	}
+}
+
+// tailWriter keeps the last max bytes written to it, safe for the two
+// goroutines exec copies a server's stdout and stderr with.
+type tailWriter struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b = append(w.b, p...)
+	if over := len(w.b) - w.max; over > 0 {
+		w.b = append(w.b[:0], w.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (w *tailWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.TrimSpace(string(w.b))
+}
+
+// sideRatios compares each server of rows with each of refs (but
+// itself), scenario by scenario, in the order the rows name them, over
+// the rounds in which both were measured.
+func sideRatios(rows []sideRow, refs []string) []sideRatio {
+	type key struct {
+		scenario, server string
+		round            int
+	}
+	byKey := map[key]benchResult{}
+	var scenarios, servers []string
+	for _, r := range rows {
+		byKey[key{r.Scenario, r.Server, r.Round}] = r.benchResult
+		if !slices.Contains(scenarios, r.Scenario) {
+			scenarios = append(scenarios, r.Scenario)
+		}
+		if !slices.Contains(servers, r.Server) {
+			servers = append(servers, r.Server)
+		}
+	}
+	rounds := 0
+	for _, r := range rows {
+		rounds = max(rounds, r.Round)
+	}
+	var out []sideRatio
+	for _, sc := range scenarios {
+		for _, ref := range refs {
+			for _, s := range servers {
+				if s == ref {
+					continue
+				}
+				var ratios, cpu []float64
+				cpuEvery := true
+				for round := 1; round <= rounds; round++ {
+					a, okA := byKey[key{sc, s, round}]
+					b, okB := byKey[key{sc, ref, round}]
+					if !okA || !okB || a.Value == nil || b.Value == nil || *b.Value == 0 {
+						continue
+					}
+					ratios = append(ratios, *a.Value / *b.Value)
+					if a.ServerCPU != nil && b.ServerCPU != nil && *b.ServerCPU > 0 {
+						cpu = append(cpu, *a.ServerCPU / *b.ServerCPU)
+					} else {
+						cpuEvery = false
+					}
+				}
+				if len(ratios) == 0 {
+					continue
+				}
+				slices.Sort(ratios)
+				r := sideRatio{Scenario: sc, Server: s, Reference: ref, Rounds: len(ratios),
+					Ratio: benchMedian(ratios), Min: ratios[0], Max: ratios[len(ratios)-1]}
+				if cpuEvery {
+					slices.Sort(cpu)
+					m := benchMedian(cpu)
+					r.CPURatio = &m
+				}
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// sideTable is the report of a side by side: each server's median result
+// and CPU per operation by scenario, then the ratios.
+func sideTable(rows []sideRow, ratios []sideRatio) string {
+	var b strings.Builder
+	type key struct{ scenario, server string }
+	var keys []key
+	var scenarios []string // in the order the rows name them
+	results := map[key][]benchResult{}
+	for _, r := range rows {
+		k := key{r.Scenario, r.Server}
+		if _, ok := results[k]; !ok {
+			keys = append(keys, k)
+		}
+		if !slices.Contains(scenarios, r.Scenario) {
+			scenarios = append(scenarios, r.Scenario)
+		}
+		results[k] = append(results[k], r.benchResult)
+	}
+	slices.SortStableFunc(keys, func(a, b key) int {
+		return cmp.Compare(slices.Index(scenarios, a.scenario), slices.Index(scenarios, b.scenario))
+	})
+	fmt.Fprintf(&b, "%-16s %-12s %6s  %-14s %s\n", "scenario", "server", "rounds", "median", "server CPU per op (median)")
+	for _, k := range keys {
+		rs := results[k]
+		var values, cpu []float64
+		for _, r := range rs {
+			if r.Value != nil {
+				values = append(values, *r.Value)
+			}
+			if r.ServerCPU != nil {
+				cpu = append(cpu, *r.ServerCPU)
+			}
+		}
+		median, cpuText := "n/a", "n/a"
+		if len(values) > 0 {
+			slices.Sort(values)
+			m := benchMedian(values)
+			median = benchValue(&m, rs[0].Unit)
+		}
+		if len(cpu) > 0 {
+			slices.Sort(cpu)
+			cpuText = strconv.FormatFloat(benchMedian(cpu), 'f', 0, 64) + " µs"
+		}
+		fmt.Fprintf(&b, "%-16s %-12s %6d  %-14s %s\n", k.scenario, k.server, len(rs), median, cpuText)
+	}
+	b.WriteString("\nratios: the median of the per-round ratios [lowest, highest]\n")
+	fmt.Fprintf(&b, "%-16s %-24s %-20s %s\n", "scenario", "server / reference", "result", "server CPU per op")
+	for _, r := range ratios {
+		cpuText := "n/a"
+		if r.CPURatio != nil {
+			cpuText = strconv.FormatFloat(*r.CPURatio, 'f', 2, 64)
+		}
+		fmt.Fprintf(&b, "%-16s %-24s %-20s %s\n", r.Scenario, r.Server+" / "+r.Reference,
+			fmt.Sprintf("%.2f [%.2f, %.2f]", r.Ratio, r.Min, r.Max), cpuText)
+	}
+	return b.String()
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// lapseServer is the --server command of a lapse on a data folder of its
+// own, the test binary run as lapse (runChild).
+const lapseServer = "lapse={self} lapse --data {dir} --cosmos-addr 127.0.0.1:{port} --amqp-addr :0 --amqps-addr :0 --control-addr :0 " +
+	"--servicebus-admin-addr :0 --servicebus-websocket-addr :0 --rabbitmq-management-addr :0"
+
+// ceilingServer is the --server command of the ceiling over HTTPS.
+const ceilingServer = "ceiling={self} --serve-cosmos-ceiling 127.0.0.1:{port} --ceiling-tls"
+
+// TestSideBySideRunsEachServerEachRound starts a durable lapse and the
+// ceiling as commands, two rounds, and checks that each ran every
+// scenario each round, in an order that turns, with its CPU measured; that
+// the ratios compare them round by round; and that the servers' folders
+// are gone afterwards.
+func TestSideBySideRunsEachServerEachRound(t *testing.T) {
+	t.Setenv(childEnv, "1")
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var stdout, stderr bytes.Buffer
+	code := runBench(context.Background(), []string{"--server", lapseServer, "--server", ceilingServer,
+		"--scenarios", "cosmos-create,cosmos-read", "--items", "1000", "--rounds", "2", "--reference", "ceiling", "--json"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, stderr.String())
+	}
+	type runKey struct {
+		server, scenario string
+		round            int
+	}
+	ran := map[runKey]int{}
+	var ratios []sideRatio
+	sc := bufio.NewScanner(&stdout)
+	for sc.Scan() {
+		var probe map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &probe); err != nil {
+			t.Fatalf("a line that is not JSON: %q", sc.Text())
+		}
+		if _, ok := probe["reference"]; ok {
+			var r sideRatio
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+				t.Fatal(err)
+			}
+			ratios = append(ratios, r)
+			continue
+		}
+		var r sideRow
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Value == nil || *r.Value <= 0 || r.Messages != 1000 || r.ServerCPU == nil || r.ServerSwitches == nil {
+			t.Errorf("%s, round %d, %s: %+v, want a rate of 1000 items and the server's CPU", r.Server, r.Round, r.Scenario, r.benchResult)
+		}
+		ran[runKey{r.Server, r.Scenario, r.Round}]++
+	}
+	for _, s := range []string{"lapse", "ceiling"} {
+		for _, scenario := range []string{"cosmos-create", "cosmos-read"} {
+			for round := 1; round <= 2; round++ {
+				if n := ran[runKey{s, scenario, round}]; n != 1 {
+					t.Errorf("%s ran %s %d times in round %d, want once", s, scenario, n, round)
+				}
+			}
+		}
+	}
+	if len(ran) != 8 {
+		t.Errorf("%d results, want 8: %v", len(ran), ran)
+	}
+	var order []string
+	for _, m := range regexp.MustCompile(`round (\d) of 2: (\w+)`).FindAllStringSubmatch(stderr.String(), -1) {
+		order = append(order, m[1]+":"+m[2])
+	}
+	if diff := cmp.Diff([]string{"1:lapse", "1:ceiling", "2:ceiling", "2:lapse"}, order); diff != "" {
+		t.Errorf("order of the servers (-want +got):\n%s", diff)
+	}
+	if len(ratios) != 2 {
+		t.Fatalf("ratios %+v, want lapse / ceiling for each scenario", ratios)
+	}
+	for i, r := range ratios {
+		if r.Scenario != []string{"cosmos-create", "cosmos-read"}[i] || r.Server != "lapse" || r.Reference != "ceiling" || r.Rounds != 2 ||
+			!(r.Min <= r.Ratio && r.Ratio <= r.Max && r.Min > 0) || r.CPURatio == nil || *r.CPURatio <= 0 {
+			t.Errorf("ratio %+v, want lapse / ceiling over 2 rounds with its CPU ratio", r)
+		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("left behind in the temporary folder: %v", left)
+	}
+}
+
+// TestSideBySideTable checks the report without --json: each server's
+// medians, then the ratios.
+func TestSideBySideTable(t *testing.T) {
+	t.Setenv(childEnv, "1")
+	var stdout, stderr bytes.Buffer
+	code := runBench(context.Background(), []string{"--server", strings.Replace(ceilingServer, "ceiling=", "a=", 1),
+		"--server", strings.Replace(ceilingServer, "ceiling=", "b=", 1), "--scenarios", "cosmos-read", "--items", "1000", "--rounds", "1"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, stderr.String())
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^cosmos-read +a +1  \d+ ops/s +\d+ µs$`),
+		regexp.MustCompile(`(?m)^cosmos-read +b +1  \d+ ops/s +\d+ µs$`),
+		regexp.MustCompile(`(?m)^ratios: the median of the per-round ratios`),
+		regexp.MustCompile(`(?m)^cosmos-read +b / a +\d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\] +\d+\.\d\d$`),
+	} {
+		if !want.MatchString(stdout.String()) {
+			t.Errorf("no line like %s in:\n%s", want, stdout.String())
+		}
+	}
+}
+
+// TestSideBySideServerThatFails checks that a server that ends before it
+// listens fails the run with its name and what it printed, and leaves no
+// folder behind.
+func TestSideBySideServerThatFails(t *testing.T) {
+	t.Setenv(childEnv, "1")
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var stdout, stderr bytes.Buffer
+	code := runBench(context.Background(), []string{"--server", ceilingServer,
+		"--server", "broken={self} --serve-cosmos-ceiling 127.0.0.1:{port} --no-such-flag {dir}", "--scenarios", "cosmos-read", "--items", "10"}, &stdout, &stderr)
+	if code != 1 {
+		t.Fatalf("exit code %d, want 1; stderr:\n%s", code, stderr.String())
+	}
+	for _, want := range []string{"round 1, server broken: the server ended before it listened on 127.0.0.1:", "flag provided but not defined: -no-such-flag"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("left behind in the temporary folder: %v", left)
+	}
+}
+
+// TestSideRatios checks the arithmetic: ratios within each round, their
+// median and range, only over rounds that measured both servers, and no
+// CPU ratio when a round lacks a server's CPU.
+func TestSideRatios(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	row := func(server string, round int, value float64, cpu *float64) sideRow {
+		return sideRow{Server: server, Round: round, benchResult: benchResult{Scenario: "s", Value: f(value), Unit: "ops/s", ServerCPU: cpu}}
+	}
+	rows := []sideRow{
+		row("ref", 1, 100, f(10)), row("x", 1, 50, f(20)), row("y", 1, 100, f(10)),
+		row("ref", 2, 200, f(10)), row("x", 2, 300, f(5)), row("y", 2, 150, nil),
+		row("ref", 3, 100, f(10)), row("x", 3, 120, f(10)),
+		row("x", 4, 1000, f(1)), // no reference this round
+	}
+	got := sideRatios(rows, []string{"ref"})
+	want := []sideRatio{
+		{Scenario: "s", Server: "x", Reference: "ref", Rounds: 3, Ratio: 1.2, Min: 0.5, Max: 1.5, CPURatio: f(1)},
+		{Scenario: "s", Server: "y", Reference: "ref", Rounds: 2, Ratio: 0.875, Min: 0.75, Max: 1},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("sideRatios (-want +got):\n%s", diff)
+	}
+}
