@@ -188,13 +188,60 @@ func sideRound(ctx context.Context, c benchConfig, s sideServer, self string) (_
 		r.Scenario, r.Runs = name, 1
 		rs = append(rs, r)
 	}
-	select {
-	case <-exited:
-		return nil, fmt.Errorf("the server ended before it was stopped; its output ends: %q", out.String())
-	default:
+	total, idle, err := settledServerCPU(ctx, cmd.Process.Pid, exited)
+	if err != nil {
+		return nil, fmt.Errorf("%w; its output ends: %q", err, out.String())
 	}
+	ms := float64(total) / float64(time.Millisecond)
+	notes := "CPU time the server used from its start until idle after the last scenario"
+	if !idle {
+		notes = fmt.Sprintf("CPU time the server used from its start until %s after the last scenario, never idle for %s", sideSettleMax, sideIdle)
+	}
+	rs = append(rs, benchResult{Scenario: sideTotalCPU, Value: &ms, Unit: "ms", Runs: 1, Notes: notes})
 	return rs, nil
 }
+
+// sideTotalCPU is the row of each server's whole CPU time in a round: from
+// its start (setup included) until it fell idle after the scenarios, so
+// that work it put off past a timed load (lapse's applier, a compaction)
+// counts. Unlike the scenarios' rates, less is better.
+const sideTotalCPU = "server-cpu-total"
+
+// settledServerCPU returns the CPU time pid has used, once it has used
+// none for sideIdle (idle), or after sideSettleMax what it has used so
+// far. Two seconds outlast the timers that put work off (lapse applies to
+// SQLite within 100 ms of a write).
+func settledServerCPU(ctx context.Context, pid int, exited <-chan struct{}) (_ time.Duration, idle bool, _ error) {
+	const poll = 250 * time.Millisecond
+	prev, same := time.Duration(-1), time.Duration(0)
+	for waited := time.Duration(0); waited < sideSettleMax && same < sideIdle; waited += poll {
+		select {
+		case <-exited:
+			return 0, false, errors.New("the server ended before it was stopped")
+		case <-ctx.Done():
+			return 0, false, ctx.Err()
+		case <-time.After(poll):
+		}
+		cur := readCPU(pid).server
+		if cur < 0 {
+			return 0, false, fmt.Errorf("reading the CPU time of process %d", pid)
+		}
+		if cur == prev {
+			same += poll
+		} else {
+			same = 0
+		}
+		prev = cur
+	}
+	return prev, same >= sideIdle, nil
+}
+
+// sideIdle is how long a server must use no CPU to be idle, and
+// sideSettleMax how long lapse-bench waits for that.
+const (
+	sideIdle      = 2 * time.Second
+	sideSettleMax = 10 * time.Second
+)
 
 // freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
 func freePort() (int, error) {
@@ -275,7 +322,8 @@ func (w *tailWriter) String() string {
 
 // sideRatios compares each server of rows with each of refs (but
 // itself), scenario by scenario, in the order the rows name them, over
-// the rounds in which both were measured.
+// the rounds in which both were measured. For sideTotalCPU the ratio is
+// of CPU time: below 1, the server used less.
 func sideRatios(rows []sideRow, refs []string) []sideRatio {
 	type key struct {
 		scenario, server string
@@ -390,6 +438,10 @@ func sideTable(rows []sideRow, ratios []sideRatio) string {
 		}
 		fmt.Fprintf(&b, "%-16s %-24s %-20s %s\n", r.Scenario, r.Server+" / "+r.Reference,
 			fmt.Sprintf("%.2f [%.2f, %.2f]", r.Ratio, r.Min, r.Max), cpuText)
+	}
+	if slices.Contains(scenarios, sideTotalCPU) {
+		b.WriteString("\n" + sideTotalCPU + ": the server's CPU time in a round, from its start until idle after the\n" +
+			"scenarios, work it put off included; its ratio is of CPU time: below 1, the server used less.\n")
 	}
 	return b.String()
 }

@@ -60,13 +60,19 @@ func TestSideBySideRunsEachServerEachRound(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatal(err)
 		}
+		ran[runKey{r.Server, r.Scenario, r.Round}]++
+		if r.Scenario == sideTotalCPU {
+			if r.Value == nil || *r.Value <= 0 || r.Unit != "ms" {
+				t.Errorf("%s, round %d: %+v, want the server's CPU time in ms", r.Server, r.Round, r.benchResult)
+			}
+			continue
+		}
 		if r.Value == nil || *r.Value <= 0 || r.Messages != 1000 || r.ServerCPU == nil || r.ServerSwitches == nil {
 			t.Errorf("%s, round %d, %s: %+v, want a rate of 1000 items and the server's CPU", r.Server, r.Round, r.Scenario, r.benchResult)
 		}
-		ran[runKey{r.Server, r.Scenario, r.Round}]++
 	}
 	for _, s := range []string{"lapse", "ceiling"} {
-		for _, scenario := range []string{"cosmos-create", "cosmos-read"} {
+		for _, scenario := range []string{"cosmos-create", "cosmos-read", sideTotalCPU} {
 			for round := 1; round <= 2; round++ {
 				if n := ran[runKey{s, scenario, round}]; n != 1 {
 					t.Errorf("%s ran %s %d times in round %d, want once", s, scenario, n, round)
@@ -74,8 +80,8 @@ func TestSideBySideRunsEachServerEachRound(t *testing.T) {
 			}
 		}
 	}
-	if len(ran) != 8 {
-		t.Errorf("%d results, want 8: %v", len(ran), ran)
+	if len(ran) != 12 {
+		t.Errorf("%d results, want 12: %v", len(ran), ran)
 	}
 	var order []string
 	for _, m := range regexp.MustCompile(`round (\d) of 2: (\w+)`).FindAllStringSubmatch(stderr.String(), -1) {
@@ -84,13 +90,14 @@ func TestSideBySideRunsEachServerEachRound(t *testing.T) {
 	if diff := cmp.Diff([]string{"1:lapse", "1:ceiling", "2:ceiling", "2:lapse"}, order); diff != "" {
 		t.Errorf("order of the servers (-want +got):\n%s", diff)
 	}
-	if len(ratios) != 2 {
-		t.Fatalf("ratios %+v, want lapse / ceiling for each scenario", ratios)
+	if len(ratios) != 3 {
+		t.Fatalf("ratios %+v, want lapse / ceiling for each scenario and for the CPU time in all", ratios)
 	}
 	for i, r := range ratios {
-		if r.Scenario != []string{"cosmos-create", "cosmos-read"}[i] || r.Server != "lapse" || r.Reference != "ceiling" || r.Rounds != 2 ||
-			!(r.Min <= r.Ratio && r.Ratio <= r.Max && r.Min > 0) || r.CPURatio == nil || *r.CPURatio <= 0 {
-			t.Errorf("ratio %+v, want lapse / ceiling over 2 rounds with its CPU ratio", r)
+		wantCPU := r.Scenario != sideTotalCPU // a CPU time has no CPU per op
+		if r.Scenario != []string{"cosmos-create", "cosmos-read", sideTotalCPU}[i] || r.Server != "lapse" || r.Reference != "ceiling" || r.Rounds != 2 ||
+			!(r.Min <= r.Ratio && r.Ratio <= r.Max && r.Min > 0) || (r.CPURatio != nil) != wantCPU || wantCPU && *r.CPURatio <= 0 {
+			t.Errorf("ratio %+v, want lapse / ceiling over 2 rounds, with its CPU ratio: %t", r, wantCPU)
 		}
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
@@ -113,6 +120,9 @@ func TestSideBySideTable(t *testing.T) {
 		regexp.MustCompile(`(?m)^cosmos-read +b +1  \d+ ops/s +\d+ µs$`),
 		regexp.MustCompile(`(?m)^ratios: the median of the per-round ratios`),
 		regexp.MustCompile(`(?m)^cosmos-read +b / a +\d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\] +\d+\.\d\d$`),
+		regexp.MustCompile(`(?m)^server-cpu-total +a +1  \d+\.\d ms +n/a$`),
+		regexp.MustCompile(`(?m)^server-cpu-total +b / a +\d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\] +n/a$`),
+		regexp.MustCompile(`(?m)^server-cpu-total: the server's CPU time in a round`),
 	} {
 		if !want.MatchString(stdout.String()) {
 			t.Errorf("no line like %s in:\n%s", want, stdout.String())
