@@ -164,3 +164,59 @@ func TestIssue26_Python4AllVersionsAndDeletes(t *testing.T) {
 		t.Errorf("all-versions-and-deletes feed (-want +got):\n%s", d)
 	}
 }
+
+// Issue 28.1 through azure-cosmos 4.x (container.scripts): a procedure's
+// writes commit together, and none of them when it throws; its console
+// output comes back when asked for; a pre-trigger changes the item it
+// runs for, one that throws refuses the write; a UDF runs in a query.
+func TestIssue28_1_Python4Scripts(t *testing.T) {
+	type scripts struct {
+		Executed      map[string]int
+		Log           string
+		Failed        int
+		AfterSprocs   []string
+		Sprocs        []string
+		Stamped       bool
+		Refused       int
+		AfterTriggers []string
+		UDF           []float64
+	}
+	checkLine(t, runPython4Scenario(t, "scripts"), scripts{
+		Executed: map[string]int{"created": 3}, Log: "created 3",
+		Failed: 400, AfterSprocs: []string{"x1", "x2", "x3"}, Sprocs: []string{"createAll", "writeThenFail"},
+		Stamped: true, Refused: 400, AfterTriggers: []string{"t1"},
+		UDF: []float64{2, 4, 6},
+	})
+}
+
+// Issue 28.2 through azure-cosmos 4.x: a client whose credential is a
+// resource token ({link: token}) may do what its permission allows on its
+// container and no more, and is refused once lapse's clock has moved past
+// the token's hour (CO-8).
+func TestIssue28_2_Python4ResourceTokens(t *testing.T) {
+	type tokens struct {
+		Tokens, Read, Query, WriteReadOnly, ReadOther, WriteAll, ReadAll, ReadExpired, WriteExpired int
+	}
+	checkLine(t, runPython4Scenario(t, "tokens"), tokens{
+		Tokens: 2, Read: 1, Query: 1, WriteReadOnly: 403, ReadOther: 403, WriteAll: 0, ReadAll: 3,
+		// rule: CO-8
+		ReadExpired: 403, WriteExpired: 403,
+	})
+}
+
+// Issue 28.3 through azure-cosmos 4.x: the unique key policy is kept, a
+// duplicate in the same partition key is refused with 409 (a create and an
+// upsert), another partition key takes it, a replace frees the old value
+// and an item's expiry frees its value at once (CO-1).
+func TestIssue28_3_Python4UniqueKeys(t *testing.T) {
+	type uniqueKeys struct {
+		Policy                                                                              []string
+		Duplicate, OtherPartition, UpsertDuplicate, AfterReplace, BeforeExpiry, AfterExpiry int
+		IDs                                                                                 []string
+	}
+	checkLine(t, runPython4Scenario(t, "unique-keys"), uniqueKeys{
+		Policy:    []string{"/email"},
+		Duplicate: 409, OtherPartition: 0, UpsertDuplicate: 409, AfterReplace: 0,
+		BeforeExpiry: 409, AfterExpiry: 0, IDs: []string{"a", "b", "f"},
+	})
+}

@@ -15,6 +15,7 @@ LAPSE_CONTROL_URL.
 import json
 import os
 import sys
+import urllib.parse
 import urllib.request
 
 from azure.cosmos import CosmosClient, PartitionKey, exceptions
@@ -270,8 +271,145 @@ def all_versions():
     return out
 
 
+# The scripts of the scripts scenario, our own: a procedure that creates
+# the items it is given in its partition and says how many, one that writes
+# and then throws, a pre-trigger that stamps the item it runs for, one that
+# refuses every write, and a UDF.
+CREATE_ALL = """function createAll(items) {
+    var coll = getContext().getCollection();
+    var n = 0;
+    items.forEach(function (it) {
+        if (!coll.createDocument(coll.getSelfLink(), it, function (err) { if (err) throw err; })) {
+            throw new Error("not accepted");
+        }
+        n++;
+    });
+    console.log("created " + n);
+    getContext().getResponse().setBody({created: n});
+}"""
+
+WRITE_THEN_FAIL = """function writeThenFail(id) {
+    var coll = getContext().getCollection();
+    coll.createDocument(coll.getSelfLink(), {id: id, pk: "p", i: 0}, function (err) {
+        if (err) throw err;
+        throw new Error("boom after " + id);
+    });
+}"""
+
+STAMP = """function stamp() {
+    var req = getContext().getRequest();
+    var doc = req.getBody();
+    doc.stamped = true;
+    req.setBody(doc);
+}"""
+
+REFUSE = """function refuse() {
+    throw new Error("refused by trigger");
+}"""
+
+
+def partition_ids(c, pk):
+    return sorted(ids(c.query_items("SELECT * FROM c", partition_key=pk)))
+
+
+def scripts():
+    """Stored procedures, triggers and a UDF through container.scripts
+    (issue 28.1): a procedure's writes commit together, and none when it
+    throws; its console output comes back when asked for
+    (enable_script_logging); a pre-trigger changes the item it runs for,
+    one that throws refuses the write; a UDF runs in a query."""
+    db = client().create_database("db")
+    c = db.create_container("c", partition_key=PartitionKey(path="/pk"))
+    s = c.scripts
+    s.create_stored_procedure({"id": "createAll", "body": CREATE_ALL})
+    s.create_stored_procedure({"id": "writeThenFail", "body": WRITE_THEN_FAIL})
+    items = [{"id": "x%d" % i, "pk": "p", "i": i} for i in (1, 2, 3)]
+    out = {"executed": s.execute_stored_procedure("createAll", partition_key="p", params=[items],
+                                                  enable_script_logging=True)}
+    headers = c.client_connection.last_response_headers
+    out["log"] = urllib.parse.unquote(headers.get("x-ms-documentdb-script-log-results", ""))
+    out["failed"] = status(lambda: s.execute_stored_procedure("writeThenFail", partition_key="p", params=["x9"]))
+    out["afterSprocs"] = partition_ids(c, "p")
+    out["sprocs"] = sorted(p["id"] for p in s.list_stored_procedures())
+
+    s.create_trigger({"id": "stamp", "body": STAMP, "triggerType": "Pre", "triggerOperation": "Create"})
+    s.create_trigger({"id": "refuse", "body": REFUSE, "triggerType": "Pre", "triggerOperation": "All"})
+    c.create_item({"id": "t1", "pk": "q", "i": 1}, pre_trigger_include="stamp")
+    out["stamped"] = c.read_item("t1", partition_key="q").get("stamped", False)
+    out["refused"] = status(lambda: c.create_item({"id": "t2", "pk": "q", "i": 2}, pre_trigger_include="refuse"))
+    out["afterTriggers"] = partition_ids(c, "q")
+
+    s.create_user_defined_function({"id": "twice", "body": "function twice(x) { return x * 2; }"})
+    out["udf"] = list(c.query_items("SELECT VALUE udf.twice(c.i) FROM c WHERE c.pk = 'p' ORDER BY c.i",
+                                    partition_key="p"))
+    return out
+
+
+def tokens():
+    """Users, permissions and their resource tokens (issue 28.2): a client
+    given a Read token of one container (credential={link: token}) reads
+    and queries it, is refused a write there and a read of another
+    container; one given an All token writes; both are refused once lapse's
+    clock has moved past the tokens' hour (CO-8)."""
+    db = client().create_database("db")
+    ro = db.create_container("ro", partition_key=PartitionKey(path="/pk"))
+    rw = db.create_container("rw", partition_key=PartitionKey(path="/pk"))
+    ro.create_item({"id": "a", "pk": "p", "i": 1})
+    u = db.create_user({"id": "u"})
+    perm_ro = u.create_permission({"id": "read-ro", "permissionMode": "Read", "resource": ro.container_link}).properties
+    perm_rw = u.create_permission({"id": "all-rw", "permissionMode": "All", "resource": rw.container_link}).properties
+    out = {"tokens": len([p for p in (perm_ro, perm_rw) if p.get("_token")])}
+
+    def token_client(perm):
+        return CosmosClient(os.environ["COSMOS_ENDPOINT"], credential={perm["resource"]: perm["_token"]})
+
+    read_only = token_client(perm_ro).get_database_client("db")
+    read_write = token_client(perm_rw).get_database_client("db")
+    ro_t, rw_t = read_only.get_container_client("ro"), read_write.get_container_client("rw")
+    out["read"] = ro_t.read_item("a", partition_key="p")["i"]
+    out["query"] = len(list(ro_t.query_items("SELECT * FROM c", partition_key="p")))
+    out["writeReadOnly"] = status(lambda: ro_t.create_item({"id": "b", "pk": "p", "i": 2}))
+    out["readOther"] = status(lambda: read_only.get_container_client("rw").read_item("c", partition_key="p"))
+    out["writeAll"] = status(lambda: rw_t.create_item({"id": "c", "pk": "p", "i": 3}))
+    out["readAll"] = rw_t.read_item("c", partition_key="p")["i"]
+    advance("3601s")  # past the tokens' lifetime, one hour by default (CO-8)
+    out["readExpired"] = status(lambda: ro_t.read_item("a", partition_key="p"))
+    out["writeExpired"] = status(lambda: rw_t.create_item({"id": "d", "pk": "p", "i": 4}))
+    return out
+
+
+def unique_keys():
+    """A unique key policy (issue 28.3): a second item with the same email
+    in the same partition key is refused with 409, by a create and by an
+    upsert; another partition key takes it; a replace frees the old value;
+    an expired item frees its value at once (CO-1)."""
+    db = client().create_database("db")
+    c = db.create_container("c", partition_key=PartitionKey(path="/pk"), default_ttl=-1,
+                            unique_key_policy={"uniqueKeys": [{"paths": ["/email"]}]})
+
+    def person(id_, email, pk="p"):
+        return {"id": id_, "pk": pk, "email": email}
+
+    out = {"policy": c.read()["uniqueKeyPolicy"]["uniqueKeys"][0]["paths"]}
+    c.create_item(person("a", "x@example.com"))
+    out["duplicate"] = status(lambda: c.create_item(person("b", "x@example.com")))
+    out["otherPartition"] = status(lambda: c.create_item(person("b", "x@example.com", pk="q")))
+    out["upsertDuplicate"] = status(lambda: c.upsert_item(person("b", "x@example.com")))
+    c.replace_item("a", person("a", "y@example.com"))
+    out["afterReplace"] = status(lambda: c.create_item(person("b", "x@example.com")))
+    brief = person("e", "z@example.com")
+    brief["ttl"] = 10
+    c.create_item(brief)
+    out["beforeExpiry"] = status(lambda: c.create_item(person("f", "z@example.com")))
+    advance("11s")
+    out["afterExpiry"] = status(lambda: c.create_item(person("f", "z@example.com")))
+    out["ids"] = partition_ids(c, "p")
+    return out
+
+
 SCENARIOS = {"crud": crud, "queries": queries, "ranges": ranges, "gateway": gateway,
-             "hybrid_search": hybrid_search, "all-versions": all_versions}
+             "hybrid_search": hybrid_search, "all-versions": all_versions,
+             "scripts": scripts, "tokens": tokens, "unique-keys": unique_keys}
 
 if __name__ == "__main__":
     name = sys.argv[1]
