@@ -148,10 +148,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stdout, benchHeader())
 	}
 	code := 0
-	byName := map[string]benchScenario{}
-	for _, s := range benchScenarios() {
-		byName[s.name] = s
-	}
+	byName := benchScenariosByName()
 	for _, name := range c.Scenarios {
 		s := byName[name]
 		n := c.Runs
@@ -186,6 +183,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	return code
+}
+
+// benchScenariosByName is benchScenarios by their names.
+func benchScenariosByName() map[string]benchScenario {
+	byName := map[string]benchScenario{}
+	for _, s := range benchScenarios() {
+		byName[s.name] = s
+	}
+	return byName
 }
 
 // parseBenchFlags parses the flags of `lapse-bench`.

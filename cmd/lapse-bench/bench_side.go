@@ -149,9 +149,10 @@ func sideRound(ctx context.Context, c benchConfig, s sideServer, self string) (_
 	if err != nil {
 		return nil, err
 	}
+	fill := strings.NewReplacer(sidePort, strconv.Itoa(port), sideDir, dir, sideSelf, self)
 	args := make([]string, len(s.Args))
 	for i, a := range s.Args {
-		args[i] = strings.NewReplacer(sidePort, strconv.Itoa(port), sideDir, dir, sideSelf, self).Replace(a)
+		args[i] = fill.Replace(a)
 	}
 	out := &tailWriter{max: 2048}
 	cmd := exec.Command(args[0], args[1:]...)
@@ -175,10 +176,7 @@ func sideRound(ctx context.Context, c benchConfig, s sideServer, self string) (_
 	if err := benchCosmosPreflight(ctx, c); err != nil {
 		return nil, err
 	}
-	byName := map[string]benchScenario{}
-	for _, sc := range benchScenarios() {
-		byName[sc.name] = sc
-	}
+	byName := benchScenariosByName()
 	var rs []benchResult
 	for _, name := range c.Scenarios {
 		r, err := byName[name].run(ctx, c)
@@ -331,6 +329,7 @@ func sideRatios(rows []sideRow, refs []string) []sideRatio {
 	}
 	byKey := map[key]benchResult{}
 	var scenarios, servers []string
+	rounds := 0
 	for _, r := range rows {
 		byKey[key{r.Scenario, r.Server, r.Round}] = r.benchResult
 		if !slices.Contains(scenarios, r.Scenario) {
@@ -339,9 +338,6 @@ func sideRatios(rows []sideRow, refs []string) []sideRatio {
 		if !slices.Contains(servers, r.Server) {
 			servers = append(servers, r.Server)
 		}
-	}
-	rounds := 0
-	for _, r := range rows {
 		rounds = max(rounds, r.Round)
 	}
 	var out []sideRatio
