@@ -66,8 +66,12 @@ func (e *Engine) change(ent *entity, now time.Time, fn ChangeFunc) ([]Item, erro
 			prev = &was
 			e.removeItem(old)
 		}
+		var row uint64 // the row of the item it replaces, which it takes
+		if prev != nil {
+			row = rowOf(*prev)
+		}
 		it.State = Active
-		w, err := e.enqueueLocked(ent, it)
+		w, err := e.enqueueAt(ent, it, row)
 		if err != nil {
 			e.written = time.Time{}
 			// Keyed active items are not refused, and the keys and

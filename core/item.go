@@ -43,6 +43,15 @@ type Item struct {
 	// Seq is the item's sequence number in its entity, assigned by the
 	// engine on enqueue and increasing.
 	Seq uint64 `json:"seq"`
+	// Row is where a Store may keep the item, if not at its Seq (0): a
+	// keyed item that replaces another (Put, Change) takes the Row of the
+	// one it replaces, or that one's Seq, so that a store can write the
+	// replace over the old item rather than delete it in one place and
+	// add the new one in another (sqlitestore writes one row rather than
+	// two). No two live items of an entity have the same Row, nor a Row
+	// that is another's Seq, and a Row is below the item's Seq. The engine
+	// sets it and a Store gives it back at Load; front-ends ignore it.
+	Row uint64 `json:"-"`
 	// Key is an optional key unique within the entity (a Cosmos item's
 	// partition key and id).
 	Key string `json:"key,omitempty"`

@@ -31,6 +31,12 @@ func (e *Engine) Enqueue(now time.Time, k EntityKey, it Item) (out Item, c *Comm
 }
 
 func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
+	return e.enqueueAt(ent, it, 0)
+}
+
+// enqueueAt is enqueueLocked for an item that replaces one of its key,
+// whose row (rowOf) it takes; 0 for none.
+func (e *Engine) enqueueAt(ent *entity, it Item, row uint64) (Item, error) {
 	if err := enqueueable(ent, it); err != nil {
 		return Item{}, err
 	}
@@ -76,7 +82,7 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 		x.ModifiedAt = w
 	}
 	ent.LastSeq++
-	x.Seq = ent.LastSeq
+	x.Seq, x.Row = ent.LastSeq, row
 	computeDue(ent, x)
 	e.add(ent, x)
 	ent.stats.Received++
@@ -86,6 +92,19 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 		e.makeRoom(ent)
 	}
 	return out, nil
+}
+
+// rowOf is where the store keeps it: the row an item that replaces it
+// takes (Item.Row).
+func rowOf(it Item) uint64 { return RowOf(it.Seq, it.Row) }
+
+// RowOf is the row an item of Seq seq and Row row is kept at (Item.Row):
+// row, or seq when row is 0.
+func RowOf(seq, row uint64) uint64 {
+	if row != 0 {
+		return row
+	}
+	return seq
 }
 
 // Receive hands out the head of entity k locked until lockUntil (zero: until
@@ -349,11 +368,13 @@ func (e *Engine) Put(now time.Time, k EntityKey, it Item) (out Item, c *Commit, 
 		if ent.uniqueHolder(&it) != nil {
 			return none{}, errUnique(ent, it.Key) // before the old item goes
 		}
+		var row uint64
 		if old := ent.keys[it.Key]; old != nil {
+			row = rowOf(old.Item)
 			e.removeItem(old)
 		}
 		it.State = Active
-		w, err := e.enqueueLocked(ent, it)
+		w, err := e.enqueueAt(ent, it, row)
 		if err != nil {
 			return none{}, err
 		}

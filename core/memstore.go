@@ -12,7 +12,7 @@ import (
 type MemStore struct {
 	mu       sync.Mutex
 	entities map[EntityKey]*Entity
-	items    map[EntityKey]map[uint64]*Item
+	items    map[EntityKey]map[uint64]*Item // by row (RowOf)
 	sessions map[EntityKey]map[string][]byte
 }
 
@@ -72,13 +72,13 @@ func (s *MemStore) Append(ops []Op) *Commit {
 			for _, t := range []*time.Time{&it.EnqueuedAt, &it.ModifiedAt, &it.ScheduledAt, &it.DueAt, &it.LockedUntil} {
 				*t = storedTime(*t)
 			}
-			items[it.Seq] = it
+			items[RowOf(it.Seq, it.Row)] = it
 			if en != nil && en.LastSeq < it.Seq {
 				en.LastSeq = it.Seq
 			}
 		case OpDeleteItem:
 			entity(op.Key)
-			delete(items, op.Seq)
+			delete(items, RowOf(op.Seq, op.Row))
 		case OpReset:
 			clear(s.entities)
 			clear(s.items)
@@ -126,16 +126,16 @@ func (s *MemStore) Load(ctx context.Context, entity func(Entity) error, item fun
 	}
 	for _, k := range keys {
 		m := s.items[k]
-		seqs := make([]uint64, 0, len(m))
-		for q := range m {
-			seqs = append(seqs, q)
+		items := make([]*Item, 0, len(m))
+		for _, it := range m {
+			items = append(items, it)
 		}
-		sort.Slice(seqs, func(i, j int) bool { return seqs[i] < seqs[j] })
-		for _, q := range seqs {
+		sort.Slice(items, func(i, j int) bool { return items[i].Seq < items[j].Seq })
+		for _, it := range items {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := item(k, *m[q]); err != nil {
+			if err := item(k, *it); err != nil {
 				return err
 			}
 		}

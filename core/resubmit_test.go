@@ -28,17 +28,26 @@ func (s *recordingStore) Append(ops []core.Op) *core.Commit {
 
 // last returns the ops of the latest Append, each as "kind entity seq".
 func (s *recordingStore) last() []string {
+	return s.lastAs(func(op core.Op) string {
+		switch op.Kind {
+		case core.OpPutItem:
+			return fmt.Sprintf("put %s %d", op.Key.Name, op.Item.Seq)
+		case core.OpDeleteItem:
+			return fmt.Sprintf("delete %s %d", op.Key.Name, op.Seq)
+		}
+		return fmt.Sprintf("op%d %s", op.Kind, op.Key.Name)
+	})
+}
+
+// lastAs returns the ops of the latest Append as format writes them,
+// leaving out those it writes as "".
+func (s *recordingStore) lastAs(format func(core.Op) string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []string
 	for _, op := range s.appends[len(s.appends)-1] {
-		switch op.Kind {
-		case core.OpPutItem:
-			out = append(out, fmt.Sprintf("put %s %d", op.Key.Name, op.Item.Seq))
-		case core.OpDeleteItem:
-			out = append(out, fmt.Sprintf("delete %s %d", op.Key.Name, op.Seq))
-		default:
-			out = append(out, fmt.Sprintf("op%d %s", op.Kind, op.Key.Name))
+		if f := format(op); f != "" {
+			out = append(out, f)
 		}
 	}
 	return out

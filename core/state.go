@@ -398,7 +398,7 @@ func (e *Engine) removeItem(x *item) {
 		}
 	}
 	if persisted(ent, x) {
-		e.ops = append(e.ops, Op{Kind: OpDeleteItem, Key: ent.EntityKey, Seq: x.Seq})
+		e.ops = append(e.ops, Op{Kind: OpDeleteItem, Key: ent.EntityKey, Seq: x.Seq, Row: x.Row})
 	}
 	if ent.headArmed == x {
 		ent.headArmed = nil

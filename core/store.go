@@ -12,8 +12,8 @@ type OpKind uint8
 const (
 	OpPutEntity    OpKind = iota + 1 // create or replace Entity (items stay)
 	OpDeleteEntity                   // delete the entity Key and all its items
-	OpPutItem                        // create or replace Item (by Key and Item.Seq)
-	OpDeleteItem                     // delete item Seq of entity Key
+	OpPutItem                        // create or replace Item (at its row, RowOf)
+	OpDeleteItem                     // delete item Seq of entity Key, kept at its row
 	OpReset                          // delete every entity and item
 	// OpPutSessionState creates or replaces the state of session Group of
 	// entity Key (State; empty is a state too, not none).
@@ -29,6 +29,7 @@ type Op struct {
 	Entity *Entity // OpPutEntity
 	Item   *Item   // OpPutItem
 	Seq    uint64  // OpDeleteItem
+	Row    uint64  // OpDeleteItem: the item's Row (Item.Row)
 	Group  string  // OpPutSessionState, OpDeleteSessionState
 	State  []byte  // OpPutSessionState
 }
@@ -57,6 +58,14 @@ type SessionState struct {
 // that item was deleted. Times come back in UTC truncated to the
 // millisecond; a nil and an empty Body, Meta, Settings or State are the
 // same (a session state that is stored is a state, even an empty one).
+//
+// An entity's items are kept at rows: an item's Row, or its Seq when Row
+// is 0 (RowOf). A put of an item writes its row, replacing the item kept
+// there if any: the engine's replace of a keyed item deletes the old item
+// and puts the new one at the old one's row, which a store may write as
+// one change of that row. A delete deletes what its row (RowOf(Seq, Row))
+// keeps; the engine names items as it put them, so that is the item of
+// that Seq. An item put again with its Seq keeps its Row.
 //
 // Deleting an entity (OpDeleteEntity, OpReset) deletes its items and
 // session states. Deleting what is not stored does nothing, and so does

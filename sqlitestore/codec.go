@@ -16,9 +16,15 @@ import (
 //
 //	record  = count(appends) { count(ops) { op } }
 //	op      = kind:byte protocol:str name:str  fields of the kind
+//	          [row:uvarint, after them, when kind has withRow]
 //	str     = uvarint(len) bytes
 //	time    = 0 (the zero time) | 1 varint(Unix milliseconds)
 //	ttl     = 0 (none) | 1 (Forever) | 2 varint(nanoseconds)
+
+// withRow marks the kind of an item op whose Row (core.Item.Row, core.Op.Row)
+// is not 0, which then follows the op's other fields. Records written
+// before rows existed have no such kind, and decode as they did.
+const withRow = 0x80
 
 // appendRecord appends the record of the ops of batch to b.
 func appendRecord(b []byte, batch []pending) ([]byte, error) {
@@ -56,7 +62,18 @@ func recordSize(batch []pending) int {
 }
 
 func appendOp(b []byte, op core.Op) ([]byte, error) {
-	b = append(b, byte(op.Kind))
+	var row uint64
+	switch op.Kind {
+	case core.OpPutItem:
+		row = op.Item.Row
+	case core.OpDeleteItem:
+		row = op.Row
+	}
+	if row != 0 {
+		b = append(b, byte(op.Kind)|withRow)
+	} else {
+		b = append(b, byte(op.Kind))
+	}
 	b = appendStr(b, op.Key.Protocol)
 	b = appendStr(b, op.Key.Name)
 	switch op.Kind {
@@ -105,6 +122,9 @@ func appendOp(b []byte, op core.Op) ([]byte, error) {
 		b = appendBytes(b, op.State)
 	case core.OpDeleteSessionState:
 		b = appendStr(b, op.Group)
+	}
+	if row != 0 {
+		b = binary.AppendUvarint(b, row)
 	}
 	return b, nil
 }
@@ -264,7 +284,8 @@ func (d *decoder) ttl() core.TTL {
 }
 
 func (d *decoder) op() core.Op {
-	op := core.Op{Kind: core.OpKind(d.byte())}
+	kind := d.byte()
+	op := core.Op{Kind: core.OpKind(kind &^ withRow)}
 	op.Key.Protocol = d.str()
 	op.Key.Name = d.str()
 	switch op.Kind {
@@ -319,6 +340,19 @@ func (d *decoder) op() core.Op {
 	case core.OpDeleteEntity, core.OpReset:
 	default:
 		d.fail()
+	}
+	if kind&withRow != 0 {
+		row := d.uvarint()
+		switch {
+		case row == 0:
+			d.fail() // written only when it is not
+		case op.Kind == core.OpPutItem:
+			op.Item.Row = row
+		case op.Kind == core.OpDeleteItem:
+			op.Row = row
+		default:
+			d.fail()
+		}
 	}
 	return op
 }

@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -174,10 +175,13 @@ func sampleBatch() []pending {
 		EnqueuedAt: at, ModifiedAt: at.Add(time.Second), ScheduledAt: at.Add(time.Hour), TTL: core.After(90 * time.Second),
 		EffectiveTTL: core.Forever, DueAt: at.Add(2 * time.Hour), Rule: "SB-1", Reason: "TTLExpiredException",
 		LockedUntil: at.Add(time.Minute), DeliveryCount: 3, Persistent: true}
+	moved := *item // kept at the row of an item it replaced
+	moved.Seq, moved.Row = 78, 12
 	return []pending{
-		{ops: []core.Op{{Kind: core.OpPutEntity, Key: k, Entity: entity}, {Kind: core.OpPutItem, Key: k, Item: item}}},
+		{ops: []core.Op{{Kind: core.OpPutEntity, Key: k, Entity: entity}, {Kind: core.OpPutItem, Key: k, Item: item},
+			{Kind: core.OpPutItem, Key: k, Item: &moved}}},
 		{ops: []core.Op{{Kind: core.OpDeleteItem, Key: k, Seq: 5}, {Kind: core.OpPutSessionState, Key: k, Group: "g", State: []byte("st")},
-			{Kind: core.OpDeleteSessionState, Key: k, Group: "g"}}},
+			{Kind: core.OpDeleteSessionState, Key: k, Group: "g"}, {Kind: core.OpDeleteItem, Key: k, Seq: 9, Row: 4}}},
 		{ops: []core.Op{{Kind: core.OpDeleteEntity, Key: k}, {Kind: core.OpReset}}},
 		{ops: nil},
 	}
@@ -206,7 +210,7 @@ func TestRecordsDecodeWhatWasEncoded(t *testing.T) {
 		}
 		for j, want := range batch[i].ops {
 			g := got[i].ops[j]
-			if g.Kind != want.Kind || g.Key != want.Key || g.Seq != want.Seq || g.Group != want.Group || string(g.State) != string(want.State) {
+			if g.Kind != want.Kind || g.Key != want.Key || g.Seq != want.Seq || g.Row != want.Row || g.Group != want.Group || string(g.State) != string(want.State) {
 				t.Errorf("Append %d op %d: %+v, want %+v", i, j, g, want)
 			}
 		}
@@ -217,9 +221,43 @@ func TestRecordsDecodeWhatWasEncoded(t *testing.T) {
 	if diff := cmpDiff(*got[0].ops[1].Item, *item); diff != "" {
 		t.Errorf("item (-got +want):\n%s", diff)
 	}
+	if diff := cmpDiff(*got[0].ops[2].Item, *batch[0].ops[2].Item); diff != "" {
+		t.Errorf("item kept at another's row (-got +want):\n%s", diff)
+	}
 	for n := range len(rec) {
 		if _, err := decodeRecord(rec[:n]); err == nil {
 			t.Errorf("the record cut to %d of its %d bytes decoded", n, len(rec))
+		}
+	}
+}
+
+// An item op with a Row is the op without one, its kind marked withRow
+// and the Row after its fields: an op with none, and so every record
+// written before rows existed, is encoded as it was then.
+func TestRecordsKeepTheirFormatWithoutRows(t *testing.T) {
+	k := core.EntityKey{Protocol: core.Cosmos, Name: "db/c"}
+	it := &core.Item{Seq: 300, Key: "a", Body: []byte("{}"), Persistent: true}
+	moved := *it
+	moved.Row = 200
+	for _, pair := range [][2]core.Op{
+		{{Kind: core.OpPutItem, Key: k, Item: it}, {Kind: core.OpPutItem, Key: k, Item: &moved}},
+		{{Kind: core.OpDeleteItem, Key: k, Seq: 300}, {Kind: core.OpDeleteItem, Key: k, Seq: 300, Row: 200}},
+	} {
+		plain, err := appendOp(nil, pair[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		withRowBytes, err := appendOp(nil, pair[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plain[0] != byte(pair[0].Kind) {
+			t.Errorf("%s: kind byte %#x, want %#x", opName(pair[0]), plain[0], byte(pair[0].Kind))
+		}
+		want := append([]byte{plain[0] | withRow}, plain[1:]...)
+		want = binary.AppendUvarint(want, 200)
+		if !bytes.Equal(withRowBytes, want) {
+			t.Errorf("%s at row 200: % x, want % x", opName(pair[1]), withRowBytes, want)
 		}
 	}
 }

@@ -1,11 +1,13 @@
 package sqlitestore
 
 import (
+	"container/heap"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/lapse-emulator/lapse/core"
@@ -96,9 +98,25 @@ func loadEntities(ctx context.Context, tx *sql.Tx, entity func(core.Entity) erro
 	return nums, rows.Err()
 }
 
-// loadItems loads the items in id order: by entity, then Seq.
+// loadItems loads the items by entity, then Seq. They are read in id
+// order, which is Seq order but for the items kept in the row of an item
+// they replaced (core.Item.Row, whose seq column is set): those wait in a
+// heap until the items before them have gone.
 func loadItems(ctx context.Context, tx *sql.Tx, nums map[int64]core.EntityKey, item func(core.EntityKey, core.Item) error) error {
-	rows, err := tx.QueryContext(ctx, `SELECT id, key, body, meta, state,
+	var (
+		moved movedItems
+		cur   core.EntityKey
+	)
+	// flush hands over the moved items of the current entity below seq.
+	flush := func(seq uint64) error {
+		for len(moved) > 0 && moved[0].Seq < seq {
+			if err := item(cur, heap.Pop(&moved).(core.Item)); err != nil {
+				return callbackError{err}
+			}
+		}
+		return nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id, seq, key, body, meta, state,
 		enqueued_at, modified_at, scheduled_at, ttl_ns, effective_ttl_ns, due_at,
 		rule, reason, locked_until, delivery_count, persistent, item_group
 		FROM items ORDER BY id`)
@@ -111,19 +129,28 @@ func loadItems(ctx context.Context, tx *sql.Tx, nums map[int64]core.EntityKey, i
 			it                                             core.Item
 			id, state, deliveryCount                       int64
 			enqueued, modified, scheduled, due, lockedTill sql.NullInt64
-			ttl, effectiveTTL                              sql.NullInt64
+			ttl, effectiveTTL, movedTo                     sql.NullInt64
 		)
-		if err := rows.Scan(&id, &it.Key, &it.Body, &it.Meta, &state,
+		if err := rows.Scan(&id, &movedTo, &it.Key, &it.Body, &it.Meta, &state,
 			&enqueued, &modified, &scheduled, &ttl, &effectiveTTL, &due,
 			&it.Rule, &it.Reason, &lockedTill, &deliveryCount, &it.Persistent, &it.Group); err != nil {
 			return err
 		}
-		num, seq := splitID(id)
+		num, row := splitID(id)
 		k, ok := nums[num]
 		if !ok {
 			continue // an entity that is not stored: nor is the item
 		}
-		it.Seq = seq
+		if k != cur {
+			if err := flush(math.MaxUint64); err != nil {
+				return err
+			}
+			cur = k
+		}
+		it.Seq = row
+		if movedTo.Valid {
+			it.Seq, it.Row = uint64(movedTo.Int64), row
+		}
 		it.State = core.State(state)
 		it.EnqueuedAt = fromMillis(enqueued)
 		it.ModifiedAt = fromMillis(modified)
@@ -133,11 +160,36 @@ func loadItems(ctx context.Context, tx *sql.Tx, nums map[int64]core.EntityKey, i
 		it.TTL = fromNanos(ttl)
 		it.EffectiveTTL = fromNanos(effectiveTTL)
 		it.DeliveryCount = uint32(deliveryCount)
+		if it.Row != 0 {
+			heap.Push(&moved, it)
+			continue
+		}
+		if err := flush(it.Seq); err != nil {
+			return err
+		}
 		if err := item(k, it); err != nil {
 			return callbackError{err}
 		}
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return flush(math.MaxUint64)
+}
+
+// movedItems is a heap of items by Seq.
+type movedItems []core.Item
+
+func (h movedItems) Len() int           { return len(h) }
+func (h movedItems) Less(i, j int) bool { return h[i].Seq < h[j].Seq }
+func (h movedItems) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *movedItems) Push(x any)        { *h = append(*h, x.(core.Item)) }
+func (h *movedItems) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	old[len(old)-1] = core.Item{}
+	*h = old[:len(old)-1]
+	return x
 }
 
 func loadStates(ctx context.Context, tx *sql.Tx, session func(core.EntityKey, core.SessionState) error) error {

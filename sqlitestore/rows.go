@@ -50,9 +50,9 @@ func (w *itemWrites) put(k core.EntityKey, it *core.Item) {
 	w.puts[k] = append(w.puts[k], it)
 }
 
-func (w *itemWrites) del(k core.EntityKey, seq uint64) {
+func (w *itemWrites) del(k core.EntityKey, row uint64) {
 	w.see(k)
-	w.dels[k] = append(w.dels[k], seq)
+	w.dels[k] = append(w.dels[k], row)
 }
 
 // flushItems runs and forgets the collected writes, raising lastSeq for
@@ -77,7 +77,7 @@ func (s *Store) flushItems(ctx context.Context, w *itemWrites, lastSeq map[core.
 		}
 		for len(dels) > 0 {
 			n := chunk(len(dels))
-			if err := s.deleteItemSeqs(ctx, k, dels[:n]); err != nil {
+			if err := s.deleteItemRows(ctx, k, dels[:n]); err != nil {
 				return fmt.Errorf("deleting %d items of %v: %w", n, k, err)
 			}
 			dels = dels[n:]
@@ -114,7 +114,7 @@ func (s *Store) rowsStmt(ctx context.Context, k rowsKey) (*sql.Stmt, error) {
 		// ?1 and ?2 are the entity; the VALUES placeholders number on from
 		// ?3. An item of an entity that is not stored is not stored either.
 		row := "(" + strings.TrimSuffix(strings.Repeat("?, ", itemColumns), ", ") + ")"
-		q = `INSERT OR REPLACE INTO items (id, key, body, meta, state,
+		q = `INSERT OR REPLACE INTO items (id, seq, key, body, meta, state,
 				enqueued_at, modified_at, scheduled_at, ttl_ns, effective_ttl_ns, due_at,
 				rule, reason, locked_until, delivery_count, persistent, item_group)
 			VALUES ` + strings.TrimSuffix(strings.Repeat(row+", ", k.n), ", ")
@@ -130,7 +130,7 @@ func (s *Store) rowsStmt(ctx context.Context, k rowsKey) (*sql.Stmt, error) {
 }
 
 // itemColumns is how many columns an item row has.
-const itemColumns = 17
+const itemColumns = 18
 
 // putItems writes items of entity k in one statement; put is false when
 // the entity is not stored, so neither are they.
@@ -145,7 +145,7 @@ func (s *Store) putItems(ctx context.Context, k core.EntityKey, items []*core.It
 	}
 	args := s.args[:0]
 	for _, it := range items {
-		args = append(args, itemID(r.num, it.Seq), it.Key, it.Body, it.Meta, int64(it.State),
+		args = append(args, itemID(r.num, core.RowOf(it.Seq, it.Row)), movedSeq(it), it.Key, it.Body, it.Meta, int64(it.State),
 			millis(it.EnqueuedAt), millis(it.ModifiedAt), millis(it.ScheduledAt),
 			ttlNanos(it.TTL), ttlNanos(it.EffectiveTTL), millis(it.DueAt),
 			it.Rule, it.Reason, millis(it.LockedUntil), int64(it.DeliveryCount), it.Persistent, it.Group)
@@ -156,19 +156,28 @@ func (s *Store) putItems(ctx context.Context, k core.EntityKey, items []*core.It
 	return err == nil, err
 }
 
-// deleteItemSeqs deletes items of entity k in one statement.
-func (s *Store) deleteItemSeqs(ctx context.Context, k core.EntityKey, seqs []uint64) error {
+// movedSeq is the seq column of it: NULL when its id holds its Seq.
+func movedSeq(it *core.Item) any {
+	if it.Row == 0 || it.Row == it.Seq {
+		return nil
+	}
+	return int64(it.Seq)
+}
+
+// deleteItemRows deletes the items of entity k kept at rows, in one
+// statement.
+func (s *Store) deleteItemRows(ctx context.Context, k core.EntityKey, rows []uint64) error {
 	r := s.entities.rows[k]
 	if r == nil {
 		return nil // nor are its items
 	}
-	stmt, err := s.rowsStmt(ctx, rowsKey{put: false, n: len(seqs)})
+	stmt, err := s.rowsStmt(ctx, rowsKey{put: false, n: len(rows)})
 	if err != nil {
 		return err
 	}
 	args := s.args[:0]
-	for _, seq := range seqs {
-		args = append(args, itemID(r.num, seq))
+	for _, row := range rows {
+		args = append(args, itemID(r.num, row))
 	}
 	_, err = stmt.ExecContext(ctx, args...)
 	clear(args)

@@ -221,7 +221,14 @@ func validate(ops []core.Op) error {
 			if op.Item.Seq > core.MaxSeq {
 				return core.Errorf(core.EINVALID, "op %d: Seq %d of an item of %v is more than core.MaxSeq", i, op.Item.Seq, op.Key)
 			}
-		case core.OpDeleteEntity, core.OpDeleteItem, core.OpReset, core.OpPutSessionState, core.OpDeleteSessionState:
+			if op.Item.Row > op.Item.Seq {
+				return core.Errorf(core.EINVALID, "op %d: Row %d of item %d of %v is above its Seq", i, op.Item.Row, op.Item.Seq, op.Key)
+			}
+		case core.OpDeleteItem:
+			if op.Seq > core.MaxSeq || op.Row > op.Seq {
+				return core.Errorf(core.EINVALID, "op %d: deleting item %d at Row %d of %v: more than core.MaxSeq, or a Row above its Seq", i, op.Seq, op.Row, op.Key)
+			}
+		case core.OpDeleteEntity, core.OpReset, core.OpPutSessionState, core.OpDeleteSessionState:
 		default:
 			return core.Errorf(core.EINVALID, "op %d: unknown op kind %d", i, op.Kind)
 		}

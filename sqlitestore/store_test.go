@@ -269,6 +269,70 @@ func TestPutsSupersededInOneBatchAreSkipped(t *testing.T) {
 	}
 }
 
+// A replace that keeps its row (core.Item.Row) is one write of that row:
+// the delete of the old item is skipped, the new one written over it with
+// its Seq in the seq column; whether in one batch or two, and after a
+// reopen, it loads with its Seq and Row, in Seq order among the others.
+func TestReplaceIsWrittenOverTheOldRow(t *testing.T) {
+	dir := t.TempDir()
+	s := MustOpen(t, dir)
+	k := core.EntityKey{Protocol: core.Cosmos, Name: "db/c"}
+	put := func(seq, row uint64, key string) core.Op {
+		return core.Op{Kind: core.OpPutItem, Key: k, Item: &core.Item{Seq: seq, Row: row, Key: key, Body: []byte(fmt.Sprint(seq)), Persistent: true}}
+	}
+	del := func(seq, row uint64) core.Op { return core.Op{Kind: core.OpDeleteItem, Key: k, Seq: seq, Row: row} }
+	mustApply(t, s, core.Op{Kind: core.OpPutEntity, Key: k, Entity: &core.Entity{EntityKey: k, Durable: true}},
+		put(1, 0, "a"), put(2, 0, "b"), put(3, 0, "c"))
+	batch := []pending{{ops: []core.Op{del(1, 0), put(4, 1, "a")}}, {ops: []core.Op{del(4, 1), put(5, 1, "a")}}}
+	if got := s.supersededItemOps(batch); !cmp.Equal(got, map[int]bool{0: true, 1: true, 2: true}) {
+		t.Fatalf("superseded %v, want all but the last put of row 1", got)
+	}
+	s.connMu.Lock()
+	err := s.apply(batch)
+	s.connMu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, s, del(2, 0), put(6, 2, "b")) // a batch of its own
+	mustApply(t, s, put(7, 0, "d"))
+	num := s.entities.rows[k].num
+	type row struct{ Row, Seq int64 }
+	rows, err := func() ([]row, error) {
+		s.connMu.Lock()
+		defer s.connMu.Unlock()
+		r, err := s.conn.QueryContext(context.Background(), `SELECT id, seq FROM items ORDER BY id`)
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
+		var rows []row
+		for r.Next() {
+			var id int64
+			var seq sql.NullInt64
+			if err := r.Scan(&id, &seq); err != nil {
+				return nil, err
+			}
+			rows = append(rows, row{id - itemID(num, 0), seq.Int64})
+		}
+		return rows, r.Err()
+	}()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []row{{1, 5}, {2, 6}, {3, 0}, {7, 0}}; !cmp.Equal(rows, want) {
+		t.Fatalf("rows (id, seq) %v, want %v", rows, want)
+	}
+	MustClose(t, s)
+	s = MustOpen(t, dir)
+	var got []string
+	for _, it := range storetest.MustLoad(t, s).Items[k] {
+		got = append(got, fmt.Sprintf("%s %d@%d", it.Key, it.Seq, it.Row))
+	}
+	if want := []string{"c 3@0", "a 5@1", "b 6@2", "d 7@0"}; !cmp.Equal(got, want) {
+		t.Fatalf("loaded %q, want %q", got, want)
+	}
+}
+
 func TestItemWritesInMultiRowStatements(t *testing.T) {
 	s := MustOpen(t, t.TempDir())
 	a := core.EntityKey{Protocol: "test", Name: "a"}

@@ -203,7 +203,7 @@ func (s *Store) applyOps(ctx context.Context, batch []pending) error {
 				continue
 			case core.OpDeleteItem:
 				if !superseded[n] {
-					w.del(op.Key, op.Seq)
+					w.del(op.Key, core.RowOf(op.Seq, op.Row))
 				}
 				continue
 			}
@@ -262,15 +262,17 @@ func (s *Store) applyOps(ctx context.Context, batch []pending) error {
 	return nil
 }
 
-// itemRef names one item of one entity.
+// itemRef names one row of one entity's items.
 type itemRef struct {
 	key core.EntityKey
-	seq uint64
+	row uint64
 }
 
 // supersededItemOps returns, by position among the batch's ops, the
-// OpPutItems and OpDeleteItems that a later op on the same item in the
-// batch makes useless; nil when there is none.
+// OpPutItems and OpDeleteItems that a later op on the same row in the
+// batch makes useless; nil when there is none. A replace that keeps its
+// row (core.Item.Row) is a delete of the row and a put of it: only the
+// put is written, over the old item.
 func (s *Store) supersededItemOps(batch []pending) map[int]bool {
 	last := s.lastItemOp
 	clear(last)
@@ -280,9 +282,9 @@ func (s *Store) supersededItemOps(batch []pending) map[int]bool {
 			n++
 			switch op.Kind {
 			case core.OpPutItem:
-				last[itemRef{op.Key, op.Item.Seq}] = n
+				last[itemRef{op.Key, core.RowOf(op.Item.Seq, op.Item.Row)}] = n
 			case core.OpDeleteItem:
-				last[itemRef{op.Key, op.Seq}] = n
+				last[itemRef{op.Key, core.RowOf(op.Seq, op.Row)}] = n
 			}
 		}
 	}
@@ -294,9 +296,9 @@ func (s *Store) supersededItemOps(batch []pending) map[int]bool {
 			var ref itemRef
 			switch op.Kind {
 			case core.OpPutItem:
-				ref = itemRef{op.Key, op.Item.Seq}
+				ref = itemRef{op.Key, core.RowOf(op.Item.Seq, op.Item.Row)}
 			case core.OpDeleteItem:
-				ref = itemRef{op.Key, op.Seq}
+				ref = itemRef{op.Key, core.RowOf(op.Seq, op.Row)}
 			default:
 				continue
 			}

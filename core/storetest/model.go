@@ -18,10 +18,10 @@ type model struct {
 }
 
 type modelEntity struct {
-	entity     core.Entity // as last put
-	minLastSeq uint64      // the least LastSeq Load may return
-	items      map[uint64]core.Item
-	states     map[string][]byte // session states, by session
+	entity     core.Entity          // as last put
+	minLastSeq uint64               // the least LastSeq Load may return
+	items      map[uint64]core.Item // by row (core.RowOf)
+	states     map[string][]byte    // session states, by session
 }
 
 func newModel() *model {
@@ -48,11 +48,11 @@ func (m *model) apply(ops ...core.Op) {
 			if me == nil {
 				panic(fmt.Sprintf("storetest: the suite put item %d of %v, which is not stored", op.Item.Seq, op.Key))
 			}
-			me.items[op.Item.Seq] = *op.Item
+			me.items[core.RowOf(op.Item.Seq, op.Item.Row)] = *op.Item
 			me.minLastSeq = max(me.minLastSeq, op.Item.Seq)
 		case core.OpDeleteItem:
 			if me := m.entities[op.Key]; me != nil {
-				delete(me.items, op.Seq)
+				delete(me.items, core.RowOf(op.Seq, op.Row))
 			}
 		case core.OpReset:
 			clear(m.entities)

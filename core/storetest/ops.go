@@ -60,6 +60,11 @@ func deleteItem(k core.EntityKey, seq uint64) core.Op {
 	return core.Op{Kind: core.OpDeleteItem, Key: k, Seq: seq}
 }
 
+// deleteItemAt deletes item seq kept at row (core.Item.Row).
+func deleteItemAt(k core.EntityKey, seq, row uint64) core.Op {
+	return core.Op{Kind: core.OpDeleteItem, Key: k, Seq: seq, Row: row}
+}
+
 func reset() core.Op {
 	return core.Op{Kind: core.OpReset}
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -60,16 +61,31 @@ func newGenerator(m *model) *generator {
 func (g *generator) ops(n int) []core.Op {
 	ops := make([]core.Op, 0, n)
 	for range n {
-		op := g.op()
-		g.m.apply(op)
-		ops = append(ops, op)
+		for _, op := range g.op() {
+			g.m.apply(op)
+			ops = append(ops, op)
+		}
 	}
 	return ops
 }
 
-func (g *generator) op() core.Op {
+// op makes one op, or the two of a replace that keeps its row.
+func (g *generator) op() []core.Op {
 	k := g.keys[g.r.IntN(len(g.keys))]
 	me := g.m.entities[k]
+	if me != nil && len(me.items) > 0 && g.r.IntN(10) == 0 {
+		// A keyed item replaced as the engine does it: the old item is
+		// deleted and the new one, with a new Seq, put at its row.
+		old := storedItems(me.items)[g.r.IntN(len(me.items))]
+		g.next[k]++
+		it := g.item(g.next[k])
+		it.Row = core.RowOf(old.Seq, old.Row)
+		return []core.Op{deleteItemAt(k, old.Seq, old.Row), putItem(k, it)}
+	}
+	return []core.Op{g.oneOp(k, me)}
+}
+
+func (g *generator) oneOp(k core.EntityKey, me *modelEntity) core.Op {
 	switch x := g.r.IntN(1000); {
 	case me == nil || x < 100:
 		return putEntity(g.entity(k))
@@ -86,16 +102,20 @@ func (g *generator) op() core.Op {
 		return putState(k, group, g.bytes())
 	case x < 350:
 		// Delete a stored item, or now and then one that is not.
-		seqs := sortedSeqs(me.items)
-		if len(seqs) == 0 || g.r.IntN(10) == 0 {
+		items := storedItems(me.items)
+		if len(items) == 0 || g.r.IntN(10) == 0 {
 			return deleteItem(k, g.r.Uint64N(g.next[k]+2))
 		}
-		return deleteItem(k, seqs[g.r.IntN(len(seqs))])
+		old := items[g.r.IntN(len(items))]
+		return deleteItemAt(k, old.Seq, old.Row)
 	case x < 450:
-		// Replace a stored item.
-		seqs := sortedSeqs(me.items)
-		if len(seqs) > 0 {
-			return putItem(k, g.item(seqs[g.r.IntN(len(seqs))]))
+		// Put a stored item again, at its row.
+		items := storedItems(me.items)
+		if len(items) > 0 {
+			old := items[g.r.IntN(len(items))]
+			it := g.item(old.Seq)
+			it.Row = old.Row
+			return putItem(k, it)
 		}
 		fallthrough
 	default:
@@ -104,13 +124,14 @@ func (g *generator) op() core.Op {
 	}
 }
 
-func sortedSeqs(items map[uint64]core.Item) []uint64 {
-	seqs := make([]uint64, 0, len(items))
-	for seq := range items {
-		seqs = append(seqs, seq)
+// storedItems returns the items in Seq order.
+func storedItems(items map[uint64]core.Item) []core.Item {
+	out := make([]core.Item, 0, len(items))
+	for _, it := range items {
+		out = append(out, it)
 	}
-	slices.Sort(seqs)
-	return seqs
+	slices.SortFunc(out, func(a, b core.Item) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out
 }
 
 func (g *generator) time() time.Time {

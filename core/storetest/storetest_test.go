@@ -44,12 +44,12 @@ func (s *mapStore) Append(ops []core.Op) *core.Commit {
 			delete(s.entities, op.Key)
 		case core.OpPutItem:
 			if me := s.entities[op.Key]; me != nil {
-				me.items[op.Item.Seq] = *op.Item
+				me.items[core.RowOf(op.Item.Seq, op.Item.Row)] = *op.Item
 				me.e.LastSeq = max(me.e.LastSeq, op.Item.Seq)
 			}
 		case core.OpDeleteItem:
 			if me := s.entities[op.Key]; me != nil {
-				delete(me.items, op.Seq)
+				delete(me.items, core.RowOf(op.Seq, op.Row))
 			}
 		case core.OpReset:
 			clear(s.entities)
@@ -88,8 +88,7 @@ func (s *mapStore) Load(ctx context.Context, entity func(core.Entity) error, ite
 		}
 	}
 	for _, me := range all {
-		for _, seq := range sortedSeqs(me.items) {
-			it := me.items[seq]
+		for _, it := range storedItems(me.items) {
 			if !s.keepTimes {
 				it = StoredItem(it)
 			}
