@@ -145,32 +145,43 @@ func sideRound(ctx context.Context, c benchConfig, s sideServer, self string) (_
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	port, err := freePort()
-	if err != nil {
-		return nil, err
+	var (
+		cmd    *exec.Cmd
+		exited chan struct{}
+		addr   string
+	)
+	// A port free a moment ago can be taken before the server binds it,
+	// by another process or by one of the server's own listeners on a
+	// port of the system's choosing: the server then ends saying so, and
+	// starts again on another port.
+	for attempt := 1; ; attempt++ {
+		var out *tailWriter
+		cmd, exited, addr, out, err = startSide(s, dir, self)
+		if err != nil {
+			return nil, err
+		}
+		err = waitListening(ctx, addr, exited, 30*time.Second)
+		if err == nil {
+			break
+		}
+		_ = stopServer(cmd, exited)
+		if attempt < sideStarts && errors.Is(err, errEndedEarly) && strings.Contains(out.String(), "address already in use") {
+			// A fresh folder too, as if this start were the first.
+			if err := os.RemoveAll(dir); err != nil {
+				return nil, err
+			}
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return nil, fmt.Errorf("%w; its output ends: %q", err, out.String())
 	}
-	fill := strings.NewReplacer(sidePort, strconv.Itoa(port), sideDir, dir, sideSelf, self)
-	args := make([]string, len(s.Args))
-	for i, a := range s.Args {
-		args[i] = fill.Replace(a)
-	}
-	out := &tailWriter{max: 2048}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
 	defer func() {
 		if stopErr := stopServer(cmd, exited); stopErr != nil && err == nil {
 			err = stopErr
 		}
 	}()
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	if err := waitListening(ctx, addr, exited, 30*time.Second); err != nil {
-		return nil, fmt.Errorf("%w; its output ends: %q", err, out.String())
-	}
 	c.CosmosURL = "https://" + addr + "/"
 	c.ServerPID = cmd.Process.Pid
 	if err := benchCosmosPreflight(ctx, c); err != nil {
@@ -188,7 +199,7 @@ func sideRound(ctx context.Context, c benchConfig, s sideServer, self string) (_
 	}
 	total, idle, err := settledServerCPU(ctx, cmd.Process.Pid, exited)
 	if err != nil {
-		return nil, fmt.Errorf("%w; its output ends: %q", err, out.String())
+		return nil, fmt.Errorf("%w; its output ends: %q", err, cmd.Stdout.(*tailWriter).String())
 	}
 	ms := float64(total) / float64(time.Millisecond)
 	notes := "CPU time the server used from its start until idle after the last scenario"
@@ -197,6 +208,38 @@ func sideRound(ctx context.Context, c benchConfig, s sideServer, self string) (_
 	}
 	rs = append(rs, benchResult{Scenario: sideTotalCPU, Value: &ms, Unit: "ms", Runs: 1, Notes: notes})
 	return rs, nil
+}
+
+// sideStarts is how many times a round starts a server that ends at once
+// because its port was taken.
+const sideStarts = 3
+
+// errEndedEarly is waitListening's error for a server that ended before
+// it listened.
+var errEndedEarly = errors.New("the server ended before it listened")
+
+// startSide starts s on a free port, its placeholders filled in, and
+// returns it, a channel closed once it has ended, its address and its
+// output.
+func startSide(s sideServer, dir, self string) (*exec.Cmd, chan struct{}, string, *tailWriter, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	fill := strings.NewReplacer(sidePort, strconv.Itoa(port), sideDir, dir, sideSelf, self)
+	args := make([]string, len(s.Args))
+	for i, a := range s.Args {
+		args[i] = fill.Replace(a)
+	}
+	out := &tailWriter{max: 2048}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return nil, nil, "", nil, err
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	return cmd, exited, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), out, nil
 }
 
 // sideTotalCPU is the row of each server's whole CPU time in a round: from
@@ -262,7 +305,7 @@ func waitListening(ctx context.Context, addr string, exited <-chan struct{}, wit
 		}
 		select {
 		case <-exited:
-			return errors.New("the server ended before it listened on " + addr)
+			return fmt.Errorf("%w on %s", errEndedEarly, addr)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(20 * time.Millisecond):

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -147,6 +148,32 @@ func TestSideBySideServerThatFails(t *testing.T) {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("left behind in the temporary folder: %v", left)
+	}
+}
+
+// A server that ends at once because the port it was given was taken
+// meanwhile is started again on another port, in a fresh folder, and its
+// round goes on.
+func TestSideBySideServerWhosePortWasTaken(t *testing.T) {
+	t.Setenv(childEnv, "1")
+	tmp := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "started")
+	t.Setenv("TMPDIR", tmp)
+	var stdout, stderr bytes.Buffer
+	code := runBench(context.Background(), []string{"--server", ceilingServer,
+		"--server", "busy={self} busy-once " + marker + " --serve-cosmos-ceiling 127.0.0.1:{port} --ceiling-tls",
+		"--scenarios", "cosmos-read", "--items", "10", "--rounds", "1", "--json"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, stderr.String())
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("the server was never refused a port: %v", err)
+	}
+	if !strings.Contains(stdout.String(), `"server":"busy","round":1,"scenario":"cosmos-read"`) {
+		t.Errorf("no cosmos-read row of busy:\n%s", stdout.String())
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("left behind in the temporary folder: %v", left)

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -36,6 +38,19 @@ const childEnv = "LAPSE_BENCH_TEST_CHILD"
 // runChild runs args as lapse does (`lapse serve` and its flags) when they
 // start with lapse, or else as lapse-bench does, until SIGTERM.
 func runChild(args []string) int {
+	if len(args) > 1 && args[0] == "busy-once" {
+		// busy-once MARKER ARGS...: the first start (no file MARKER yet)
+		// ends as a server whose port was taken does; later ones run ARGS.
+		if _, err := os.Stat(args[1]); errors.Is(err, fs.ErrNotExist) {
+			if err := os.WriteFile(args[1], nil, 0o600); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			fmt.Fprintln(os.Stderr, "lapse: cannot listen on 127.0.0.1:1 (Cosmos DB, --cosmos-addr): address already in use")
+			return 1
+		}
+		args = args[2:]
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if len(args) == 0 || args[0] != "lapse" {
