@@ -87,8 +87,11 @@ func (s *Server) checkDoc(ct *container, o *query.Object, header partitionKey, p
 	return &doc{id: id, pk: pk, ttl: ttl, obj: o}, nil
 }
 
-// stampRoom is about how many bytes the system properties add to a body.
-const stampRoom = 192
+// stampFixed is what the system properties add to a body but for the
+// values of _rid, _self and _etag: their keys, quotes and commas (43
+// bytes), "_attachments":"attachments/" (30), the escapes of the ETag's
+// quotes (2) and a _ts of up to 20 digits (27).
+const stampFixed = 102
 
 // prepare makes the core item of d in ct: a new _etag and _ts, the item's
 // _rid (rid, or a new one), and its unique values (unique.go). Every write
@@ -105,8 +108,10 @@ func (s *Server) prepare(ct *container, d *doc, rid string, now time.Time) (core
 	self := "dbs/" + ridText(ct.meta.RID[:4]) + "/colls/" + ct.rid() + "/docs/" + rid + "/"
 	stamp(d.obj, rid, self, etag, "attachments/", nil, now)
 	// Room for the system properties stamp adds, so that the body is
-	// written into one buffer.
-	body := query.AppendJSON(make([]byte, 0, d.size+stampRoom), d.obj)
+	// written into one buffer: at 192 bytes rather than what they take,
+	// every write of a 1 KB document copied its body into a second
+	// buffer, 2.4 KB more to allocate.
+	body := query.AppendJSON(make([]byte, 0, d.size+len(rid)+len(self)+len(etag)+stampFixed), d.obj)
 	if len(body) > maxItemSize {
 		return core.Item{}, "", errTooLarge()
 	}
