@@ -68,7 +68,7 @@ func (e *Engine) change(ent *entity, now time.Time, fn ChangeFunc) ([]Item, erro
 		}
 		var row uint64 // the row of the item it replaces, which it takes
 		if prev != nil {
-			row = rowOf(*prev)
+			row = RowOf(prev.Seq, prev.Row)
 		}
 		it.State = Active
 		w, err := e.enqueueAt(ent, it, row)

@@ -35,7 +35,7 @@ func (e *Engine) enqueueLocked(ent *entity, it Item) (Item, error) {
 }
 
 // enqueueAt is enqueueLocked for an item that replaces one of its key,
-// whose row (rowOf) it takes; 0 for none.
+// whose row (RowOf) it takes; 0 for none.
 func (e *Engine) enqueueAt(ent *entity, it Item, row uint64) (Item, error) {
 	if err := enqueueable(ent, it); err != nil {
 		return Item{}, err
@@ -93,10 +93,6 @@ func (e *Engine) enqueueAt(ent *entity, it Item, row uint64) (Item, error) {
 	}
 	return out, nil
 }
-
-// rowOf is where the store keeps it: the row an item that replaces it
-// takes (Item.Row).
-func rowOf(it Item) uint64 { return RowOf(it.Seq, it.Row) }
 
 // RowOf is the row an item of Seq seq and Row row is kept at (Item.Row):
 // row, or seq when row is 0.
@@ -370,7 +366,7 @@ func (e *Engine) Put(now time.Time, k EntityKey, it Item) (out Item, c *Commit, 
 		}
 		var row uint64
 		if old := ent.keys[it.Key]; old != nil {
-			row = rowOf(old.Item)
+			row = RowOf(old.Seq, old.Row)
 			e.removeItem(old)
 		}
 		it.State = Active

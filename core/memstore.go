@@ -72,13 +72,15 @@ func (s *MemStore) Append(ops []Op) *Commit {
 			for _, t := range []*time.Time{&it.EnqueuedAt, &it.ModifiedAt, &it.ScheduledAt, &it.DueAt, &it.LockedUntil} {
 				*t = storedTime(*t)
 			}
-			items[RowOf(it.Seq, it.Row)] = it
+			row, _ := op.ItemRow()
+			items[row] = it
 			if en != nil && en.LastSeq < it.Seq {
 				en.LastSeq = it.Seq
 			}
 		case OpDeleteItem:
 			entity(op.Key)
-			delete(items, RowOf(op.Seq, op.Row))
+			row, _ := op.ItemRow()
+			delete(items, row)
 		case OpReset:
 			clear(s.entities)
 			clear(s.items)

@@ -34,6 +34,18 @@ type Op struct {
 	State  []byte  // OpPutSessionState
 }
 
+// ItemRow is the row an OpPutItem or OpDeleteItem names (RowOf); ok is
+// false for the other ops.
+func (op Op) ItemRow() (row uint64, ok bool) {
+	switch op.Kind {
+	case OpPutItem:
+		return RowOf(op.Item.Seq, op.Item.Row), true
+	case OpDeleteItem:
+		return RowOf(op.Seq, op.Row), true
+	}
+	return 0, false
+}
+
 // SessionState is the state one session of an entity keeps (Service Bus
 // session state, SS-4): opaque bytes, kept until cleared, whatever becomes
 // of the session's items and lock.

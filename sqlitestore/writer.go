@@ -203,7 +203,8 @@ func (s *Store) applyOps(ctx context.Context, batch []pending) error {
 				continue
 			case core.OpDeleteItem:
 				if !superseded[n] {
-					w.del(op.Key, core.RowOf(op.Seq, op.Row))
+					row, _ := op.ItemRow()
+					w.del(op.Key, row)
 				}
 				continue
 			}
@@ -280,11 +281,8 @@ func (s *Store) supersededItemOps(batch []pending) map[int]bool {
 	for _, p := range batch {
 		for _, op := range p.ops {
 			n++
-			switch op.Kind {
-			case core.OpPutItem:
-				last[itemRef{op.Key, core.RowOf(op.Item.Seq, op.Item.Row)}] = n
-			case core.OpDeleteItem:
-				last[itemRef{op.Key, core.RowOf(op.Seq, op.Row)}] = n
+			if row, ok := op.ItemRow(); ok {
+				last[itemRef{op.Key, row}] = n
 			}
 		}
 	}
@@ -293,16 +291,8 @@ func (s *Store) supersededItemOps(batch []pending) map[int]bool {
 	for _, p := range batch {
 		for _, op := range p.ops {
 			n++
-			var ref itemRef
-			switch op.Kind {
-			case core.OpPutItem:
-				ref = itemRef{op.Key, core.RowOf(op.Item.Seq, op.Item.Row)}
-			case core.OpDeleteItem:
-				ref = itemRef{op.Key, core.RowOf(op.Seq, op.Row)}
-			default:
-				continue
-			}
-			if last[ref] != n {
+			row, ok := op.ItemRow()
+			if ok && last[itemRef{op.Key, row}] != n {
 				if out == nil {
 					out = map[int]bool{}
 				}

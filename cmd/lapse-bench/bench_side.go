@@ -145,27 +145,21 @@ func sideRound(ctx context.Context, c benchConfig, s sideServer, self string) (_
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	var (
-		cmd    *exec.Cmd
-		exited chan struct{}
-		addr   string
-	)
+	var p *sideProc
 	// A port free a moment ago can be taken before the server binds it,
 	// by another process or by one of the server's own listeners on a
 	// port of the system's choosing: the server then ends saying so, and
 	// starts again on another port.
 	for attempt := 1; ; attempt++ {
-		var out *tailWriter
-		cmd, exited, addr, out, err = startSide(s, dir, self)
-		if err != nil {
+		if p, err = startSide(s, dir, self); err != nil {
 			return nil, err
 		}
-		err = waitListening(ctx, addr, exited, 30*time.Second)
+		err = waitListening(ctx, p.addr, p.exited, 30*time.Second)
 		if err == nil {
 			break
 		}
-		_ = stopServer(cmd, exited)
-		if attempt < sideStarts && errors.Is(err, errEndedEarly) && strings.Contains(out.String(), "address already in use") {
+		_ = p.stop()
+		if attempt < sideStarts && errors.Is(err, errEndedEarly) && strings.Contains(p.out.String(), "address already in use") {
 			// A fresh folder too, as if this start were the first.
 			if err := os.RemoveAll(dir); err != nil {
 				return nil, err
@@ -175,15 +169,15 @@ func sideRound(ctx context.Context, c benchConfig, s sideServer, self string) (_
 			}
 			continue
 		}
-		return nil, fmt.Errorf("%w; its output ends: %q", err, out.String())
+		return nil, fmt.Errorf("%w; its output ends: %q", err, p.out.String())
 	}
 	defer func() {
-		if stopErr := stopServer(cmd, exited); stopErr != nil && err == nil {
+		if stopErr := p.stop(); stopErr != nil && err == nil {
 			err = stopErr
 		}
 	}()
-	c.CosmosURL = "https://" + addr + "/"
-	c.ServerPID = cmd.Process.Pid
+	c.CosmosURL = "https://" + p.addr + "/"
+	c.ServerPID = p.cmd.Process.Pid
 	if err := benchCosmosPreflight(ctx, c); err != nil {
 		return nil, err
 	}
@@ -197,9 +191,9 @@ func sideRound(ctx context.Context, c benchConfig, s sideServer, self string) (_
 		r.Scenario, r.Runs = name, 1
 		rs = append(rs, r)
 	}
-	total, idle, err := settledServerCPU(ctx, cmd.Process.Pid, exited)
+	total, idle, err := settledServerCPU(ctx, p.cmd.Process.Pid, p.exited)
 	if err != nil {
-		return nil, fmt.Errorf("%w; its output ends: %q", err, cmd.Stdout.(*tailWriter).String())
+		return nil, fmt.Errorf("%w; its output ends: %q", err, p.out.String())
 	}
 	ms := float64(total) / float64(time.Millisecond)
 	notes := "CPU time the server used from its start until idle after the last scenario"
@@ -218,13 +212,22 @@ const sideStarts = 3
 // it listened.
 var errEndedEarly = errors.New("the server ended before it listened")
 
-// startSide starts s on a free port, its placeholders filled in, and
-// returns it, a channel closed once it has ended, its address and its
-// output.
-func startSide(s sideServer, dir, self string) (*exec.Cmd, chan struct{}, string, *tailWriter, error) {
+// sideProc is a started server: its process, a channel closed once it
+// has ended, the address it is to serve on and the end of its output.
+type sideProc struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+	addr   string
+	out    *tailWriter
+}
+
+func (p *sideProc) stop() error { return stopServer(p.cmd, p.exited) }
+
+// startSide starts s on a free port, its placeholders filled in.
+func startSide(s sideServer, dir, self string) (*sideProc, error) {
 	port, err := freePort()
 	if err != nil {
-		return nil, nil, "", nil, err
+		return nil, err
 	}
 	fill := strings.NewReplacer(sidePort, strconv.Itoa(port), sideDir, dir, sideSelf, self)
 	args := make([]string, len(s.Args))
@@ -235,11 +238,11 @@ func startSide(s sideServer, dir, self string) (*exec.Cmd, chan struct{}, string
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
-		return nil, nil, "", nil, err
+		return nil, err
 	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	return cmd, exited, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), out, nil
+	p := &sideProc{cmd: cmd, exited: make(chan struct{}), addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), out: out}
+	go func() { _ = cmd.Wait(); close(p.exited) }()
+	return p, nil
 }
 
 // sideTotalCPU is the row of each server's whole CPU time in a round: from

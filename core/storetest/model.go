@@ -48,11 +48,13 @@ func (m *model) apply(ops ...core.Op) {
 			if me == nil {
 				panic(fmt.Sprintf("storetest: the suite put item %d of %v, which is not stored", op.Item.Seq, op.Key))
 			}
-			me.items[core.RowOf(op.Item.Seq, op.Item.Row)] = *op.Item
+			row, _ := op.ItemRow()
+			me.items[row] = *op.Item
 			me.minLastSeq = max(me.minLastSeq, op.Item.Seq)
 		case core.OpDeleteItem:
 			if me := m.entities[op.Key]; me != nil {
-				delete(me.items, core.RowOf(op.Seq, op.Row))
+				row, _ := op.ItemRow()
+				delete(me.items, row)
 			}
 		case core.OpReset:
 			clear(m.entities)

@@ -44,12 +44,14 @@ func (s *mapStore) Append(ops []core.Op) *core.Commit {
 			delete(s.entities, op.Key)
 		case core.OpPutItem:
 			if me := s.entities[op.Key]; me != nil {
-				me.items[core.RowOf(op.Item.Seq, op.Item.Row)] = *op.Item
+				row, _ := op.ItemRow()
+				me.items[row] = *op.Item
 				me.e.LastSeq = max(me.e.LastSeq, op.Item.Seq)
 			}
 		case core.OpDeleteItem:
 			if me := s.entities[op.Key]; me != nil {
-				delete(me.items, core.RowOf(op.Seq, op.Row))
+				row, _ := op.ItemRow()
+				delete(me.items, row)
 			}
 		case core.OpReset:
 			clear(s.entities)
