@@ -28,7 +28,7 @@ const maxClockSkew = 15 * time.Minute
 // permission grants until the token expires on lapse's clock (allowToken).
 func (s *Server) authorize() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		auth := c.GetHeader("Authorization")
+		auth := rqAuthorization.of(c)
 		if auth == "" {
 			s.writeError(c, errorf(http.StatusUnauthorized, "Required Header authorization is missing. Ensure a valid Authorization token is passed."))
 			return
@@ -47,9 +47,9 @@ func (s *Server) authorize() gin.HandlerFunc {
 			c.Next()
 			return
 		}
-		date := c.GetHeader("x-ms-date")
+		date := rqMsDate.of(c)
 		if date == "" {
-			date = c.GetHeader("Date")
+			date = rqDate.of(c)
 		}
 		if date == "" {
 			s.writeError(c, errorf(http.StatusUnauthorized, "The request is missing the required header x-ms-date."))

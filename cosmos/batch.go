@@ -72,7 +72,7 @@ type batchState struct {
 // succeeds together, or none is applied and the answer is 207 with the
 // failing operation's status and 424 for every other.
 func (s *Server) batch(c *gin.Context, ct *container) {
-	if strings.EqualFold(c.GetHeader("x-ms-cosmos-batch-atomic"), "false") {
+	if strings.EqualFold(rqBatchAtomic.of(c), "false") {
 		s.bulk(c, ct)
 		return
 	}
@@ -365,7 +365,7 @@ func (s *Server) bulk(c *gin.Context, ct *container) {
 		s.writeError(c, err)
 		return
 	}
-	stopOnError := strings.EqualFold(c.GetHeader("x-ms-cosmos-batch-continue-on-error"), "false")
+	stopOnError := strings.EqualFold(rqBatchContinueOnError.of(c), "false")
 	results := make([]batchResult, len(ops))
 	var commits []*core.Commit
 	failed := false

@@ -57,7 +57,7 @@ func readNamed(c *gin.Context) (*query.Object, string, error) {
 
 // isUpsert reports whether a POST asks for an upsert.
 func isUpsert(c *gin.Context) bool {
-	return strings.EqualFold(c.GetHeader("x-ms-documentdb-is-upsert"), "true")
+	return strings.EqualFold(rqIsUpsert.of(c), "true")
 }
 
 // decodeObject decodes a JSON object, or answers the service's 400.

@@ -41,7 +41,7 @@ func strength(level string) int {
 // tells them the default included.
 func (s *Server) checkConsistency() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		asked := c.GetHeader(hdrConsistencyLevel)
+		asked := rqConsistencyLevel.of(c)
 		if asked == "" || !strings.HasPrefix(c.FullPath(), "/dbs/:db/colls/:coll/docs") {
 			c.Next()
 			return

@@ -232,7 +232,7 @@ func (s *Server) replaceContainer(c *gin.Context) {
 		s.writeError(c, errorf(http.StatusBadRequest, "The id of the container in the body must be the id in the URL."))
 		return
 	}
-	if !ifMatch(c.GetHeader("If-Match"), etagOf(old.meta.Resource)) {
+	if !ifMatch(rqIfMatch.of(c), etagOf(old.meta.Resource)) {
 		s.writeError(c, errPrecondition())
 		return
 	}
@@ -333,7 +333,7 @@ func (s *Server) getPartitionKeyRanges(c *gin.Context) {
 	// (the Python SDK's routing map cache loops until then). A
 	// container's ranges never change in lapse: no split, no merge.
 	c.Header("etag", pkRangesEtag)
-	if strings.EqualFold(c.GetHeader("A-IM"), "Incremental Feed") && c.GetHeader("If-None-Match") == pkRangesEtag {
+	if strings.EqualFold(rqAIM.of(c), "Incremental Feed") && rqIfNoneMatch.of(c) == pkRangesEtag {
 		c.Status(http.StatusNotModified)
 		return
 	}

@@ -22,7 +22,7 @@ func (s *Server) readFeed(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	switch aim := c.GetHeader("A-IM"); {
+	switch aim := rqAIM.of(c); {
 	case strings.EqualFold(aim, "Incremental feed"):
 		s.changeFeed(c, ct)
 		return
@@ -35,7 +35,7 @@ func (s *Server) readFeed(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	from, err := seqContinuation(c.GetHeader(hdrContinuation))
+	from, err := seqContinuation(rqContinuation.of(c))
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -127,7 +127,7 @@ func (s *Server) changeFeed(c *gin.Context, ct *container) {
 	}
 	last := lastSeq(s, ct.key)
 	var after uint64
-	switch inm := strings.Trim(c.GetHeader("If-None-Match"), `"`); inm {
+	switch inm := strings.Trim(rqIfNoneMatch.of(c), `"`); inm {
 	case "":
 	case "*":
 		after = last
@@ -140,7 +140,7 @@ func (s *Server) changeFeed(c *gin.Context, ct *container) {
 		after = n
 	}
 	var since time.Time
-	if h := c.GetHeader("If-Modified-Since"); h != "" {
+	if h := rqIfModifiedSince.of(c); h != "" {
 		if t, err := http.ParseTime(h); err == nil {
 			since = t
 		}

@@ -176,7 +176,7 @@ func (s *Server) postItems(c *gin.Context) {
 	case isQuery(c):
 		s.queryItems(c, ct)
 		return
-	case strings.EqualFold(c.GetHeader("x-ms-cosmos-is-batch-request"), "true"):
+	case strings.EqualFold(rqIsBatchRequest.of(c), "true"):
 		s.batch(c, ct)
 		return
 	}
@@ -211,7 +211,7 @@ func (s *Server) postItems(c *gin.Context) {
 		exists bool
 	)
 	if upsert {
-		it, etag, exists, commit, err = s.upsert(ct, d, c.GetHeader("If-Match"))
+		it, etag, exists, commit, err = s.upsert(ct, d, rqIfMatch.of(c))
 	} else {
 		it, etag, commit, err = s.create(ct, d)
 	}
@@ -271,7 +271,7 @@ func ifMatch(h, etag string) bool { return h == "" || h == "*" || h == etag }
 func (s *Server) itemHeaders(c *gin.Context, ct *container) {
 	lsn := s.containerLSN(ct.key)
 	ranges := []int(nil)
-	if id := c.GetHeader("x-ms-documentdb-partitionkeyrangeid"); id != "" {
+	if id := rqRangeID.of(c); id != "" {
 		if i := strings.LastIndexByte(id, ','); i >= 0 {
 			id = id[i+1:]
 		}
@@ -362,7 +362,7 @@ func (s *Server) readItem(c *gin.Context) {
 	etag, _ := splitMeta(it.Meta)
 	s.itemSession(c, ct, it.Group, it.Seq)
 	setLSN(c, s.containerLSN(ct.key))
-	if inm := c.GetHeader("If-None-Match"); inm != "" && (inm == etag || inm == "*") {
+	if inm := rqIfNoneMatch.of(c); inm != "" && (inm == etag || inm == "*") {
 		c.Writer.Header()[etagKey] = []string{etag}
 		c.Status(http.StatusNotModified)
 		c.Writer.WriteHeaderNow()
@@ -393,7 +393,7 @@ func (s *Server) replaceItem(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	it, etag, err := s.replace(c, ct, d, param(c, "id"), c.GetHeader("If-Match"))
+	it, etag, err := s.replace(c, ct, d, param(c, "id"), rqIfMatch.of(c))
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -452,7 +452,7 @@ func (s *Server) deleteItem(c *gin.Context) {
 		s.triggered(c, ct, "Delete", param(c, "id"), nil)
 		return
 	}
-	size, commit, err := s.removeItem(ct, itemKey(pk.canon(), param(c, "id")), c.GetHeader("If-Match"))
+	size, commit, err := s.removeItem(ct, itemKey(pk.canon(), param(c, "id")), rqIfMatch.of(c))
 	if err == nil {
 		err = commit.Wait(c.Request.Context())
 	}

@@ -17,14 +17,14 @@ import (
 // or x-ms-cosmos-offer-autopilot-settings (autoscale, {"maxThroughput":
 // n}, at least 1000 in steps of 1000). nil when neither is sent.
 func (s *Server) offerFromHeaders(c *gin.Context) (*offerState, error) {
-	if h := c.GetHeader("x-ms-offer-throughput"); h != "" {
+	if h := rqOfferThroughput.of(c); h != "" {
 		n, err := strconv.Atoi(h)
 		if err != nil || n < 400 || n%100 != 0 {
 			return nil, errorf(http.StatusBadRequest, "The offer throughput value '%s' is invalid. It must be at least 400 and a multiple of 100.", h)
 		}
 		return newOffer(n, 0), nil
 	}
-	if h := c.GetHeader("x-ms-cosmos-offer-autopilot-settings"); h != "" {
+	if h := rqAutopilotSettings.of(c); h != "" {
 		var as struct {
 			MaxThroughput int `json:"maxThroughput"`
 		}

@@ -48,7 +48,7 @@ func itemKey(canon, id string) string { return canon + id }
 // Plane (azcosmos quotes with strconv.QuoteToASCII) accepted too. present
 // is false when the header is absent.
 func parseKeyHeader(r *http.Request) (pk partitionKey, present bool, err error) {
-	h := r.Header.Get(hdrPartitionKey)
+	h := rqPartitionKey.ofRequest(r)
 	if h == "" {
 		return nil, false, nil
 	}

@@ -318,7 +318,7 @@ func (s *Server) patchItem(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	it, etag, err := s.patch(c, ct, pk, param(c, "id"), pr, c.GetHeader("If-Match"))
+	it, etag, err := s.patch(c, ct, pk, param(c, "id"), pr, rqIfMatch.of(c))
 	if err != nil {
 		s.writeError(c, err)
 		return

@@ -98,7 +98,7 @@ func splitResourceLink(link string) ([]string, bool) {
 // tokenLife reads x-ms-documentdb-expiry-seconds: 1 to 18,000 seconds;
 // anything else is the service's 400.
 func tokenLife(c *gin.Context) (time.Duration, error) {
-	h := c.GetHeader(hdrExpirySeconds)
+	h := rqExpirySeconds.of(c)
 	if h == "" {
 		return defaultTokenLife, nil
 	}
@@ -287,7 +287,7 @@ func (s *Server) putPermission(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	if !ifMatch(c.GetHeader("If-Match"), etagOf(old.meta.Resource)) {
+	if !ifMatch(rqIfMatch.of(c), etagOf(old.meta.Resource)) {
 		s.writeError(c, errPrecondition())
 		return
 	}

@@ -26,10 +26,10 @@ const (
 // The Python SDK's query-plan request has only its own header and
 // application/json.
 func isQuery(c *gin.Context) bool {
-	return strings.EqualFold(c.GetHeader("x-ms-documentdb-query"), "true") ||
-		strings.EqualFold(c.GetHeader("x-ms-documentdb-isquery"), "true") ||
-		strings.EqualFold(c.GetHeader("x-ms-cosmos-is-query-plan-request"), "true") ||
-		strings.HasPrefix(c.GetHeader("Content-Type"), "application/query+json")
+	return strings.EqualFold(rqQuery.of(c), "true") ||
+		strings.EqualFold(rqIsQuery.of(c), "true") ||
+		strings.EqualFold(rqIsQueryPlanRequest.of(c), "true") ||
+		strings.HasPrefix(rqContentType.of(c), "application/query+json")
 }
 
 // queryRequest is a query body: {"query": text, "parameters": [{"name",
@@ -72,7 +72,7 @@ func readQuery(c *gin.Context) (*queryRequest, error) {
 			qr.params[name] = val
 		}
 	}
-	if c.GetHeader("x-ms-documentdb-partitionkeyrangeid") != "" {
+	if rqRangeID.of(c) != "" {
 		// The Python SDK sends the component queries of a hybrid search
 		// plan that needs no statistics as the plan has them, with the
 		// ORDER BY resume condition's placeholder still in: a client's
@@ -156,7 +156,7 @@ func (s *Server) queryResources(c *gin.Context, rid, field string, docs [][]byte
 
 // pageSize reads x-ms-max-item-count: 0 for "as many as fit".
 func pageSize(c *gin.Context) (int, error) {
-	h := c.GetHeader("x-ms-max-item-count")
+	h := rqMaxItemCount.of(c)
 	if h == "" {
 		return defaultPageSize, nil
 	}
@@ -208,7 +208,7 @@ func (p position) String() string {
 // readContinuation reads x-ms-continuation: the rows to skip or, for a
 // streaming query, the position to go on from.
 func readContinuation(c *gin.Context, text string, streams bool) (skip int, at position, err error) {
-	h := c.GetHeader(hdrContinuation)
+	h := rqContinuation.of(c)
 	bad := errorf(http.StatusBadRequest, "Invalid Continuation Token")
 	switch {
 	case h == "":
@@ -356,8 +356,8 @@ func (s *Server) keyScope(c *gin.Context, ct *container, qr *queryRequest) (scop
 // client to plan the query and run it itself, and this refusal is the
 // client's to see (the Python SDK's own tests expect it to surface).
 func crossPartitionAllowed(c *gin.Context) error {
-	if strings.EqualFold(c.GetHeader("x-ms-documentdb-query-enablecrosspartition"), "true") ||
-		c.GetHeader("x-ms-documentdb-partitionkeyrangeid") != "" {
+	if strings.EqualFold(rqEnableCrossPartition.of(c), "true") ||
+		rqRangeID.of(c) != "" {
 		return nil
 	}
 	return errorf(http.StatusBadRequest, "Cross partition query is required but disabled. Please set x-ms-documentdb-query-enablecrosspartition to true, specify x-ms-documentdb-partitionkey, or revise your query to avoid this exception.")
@@ -403,9 +403,9 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 	}
 	// At debug level, each query and whom it is for: the plan request, a
 	// client pipeline's partition key range, or the gateway.
-	s.log.Debug("cosmos query", "path", c.Request.URL.Path, "plan", c.GetHeader("x-ms-cosmos-is-query-plan-request") != "",
-		"range", c.GetHeader("x-ms-documentdb-partitionkeyrangeid"), "query", qr.text)
-	if strings.EqualFold(c.GetHeader("x-ms-cosmos-is-query-plan-request"), "true") {
+	s.log.Debug("cosmos query", "path", c.Request.URL.Path, "plan", rqIsQueryPlanRequest.of(c) != "",
+		"range", rqRangeID.of(c), "query", qr.text)
+	if strings.EqualFold(rqIsQueryPlanRequest.of(c), "true") {
 		if err := supportedFeatures(c, qr.q); err != nil {
 			s.writeError(c, err)
 			return
@@ -421,7 +421,7 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 		s.writeError(c, err)
 		return
 	}
-	if sc.all && len(qr.q.Features()) > 0 && c.GetHeader("x-ms-documentdb-partitionkeyrangeid") == "" {
+	if sc.all && len(qr.q.Features()) > 0 && rqRangeID.of(c) == "" {
 		// As the gateway, before it reads a continuation (the JS SDK sends
 		// its own composite token first): a cross-partition query that needs a client's
 		// pipeline is refused with its plan, which the SDKs then follow
@@ -498,7 +498,7 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 	// official emulator pages 20 items 5 at a time in 5 pages).
 	// A client's pipeline reads one partition key range at a time and
 	// is told where the range ends.
-	if sc.all && size > 0 && len(rows) == size && c.GetHeader("x-ms-documentdb-partitionkeyrangeid") == "" {
+	if sc.all && size > 0 && len(rows) == size && rqRangeID.of(c) == "" {
 		more = true
 	}
 	continuation := ""
@@ -510,7 +510,7 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 	}
 	h := c.Writer.Header()
 	h.Set("x-ms-documentdb-query-metrics", queryMetrics(len(docs), len(rows), bytes, time.Since(start)))
-	if strings.EqualFold(c.GetHeader("x-ms-cosmos-populateindexmetrics"), "true") {
+	if strings.EqualFold(rqPopulateIndexMetrics.of(c), "true") {
 		h.Set("x-ms-cosmos-index-utilization", base64.StdEncoding.EncodeToString([]byte(
 			`{"UtilizedSingleIndexes":[],"PotentialSingleIndexes":[],"UtilizedCompositeIndexes":[],"PotentialCompositeIndexes":[]}`)))
 	}
@@ -549,7 +549,7 @@ func (s *Server) queryPlanOf(c *gin.Context, ct *container, qr *queryRequest) ([
 		}{2, nil, hybrid, []queryRange{s.planRange(c, ct, qr)}})
 		return out, err == nil
 	}
-	v, _ := strconv.ParseFloat(c.GetHeader("x-ms-cosmos-query-version"), 64)
+	v, _ := strconv.ParseFloat(rqQueryVersion.of(c), 64)
 	info, ok := qr.q.Plan(qr.params, query.PlanOptions{CompositeMinMax: v >= 1.4})
 	if !ok {
 		return nil, false
@@ -590,7 +590,7 @@ func (s *Server) planRange(c *gin.Context, ct *container, qr *queryRequest) quer
 // has no GROUP BY): the features it sent in
 // x-ms-cosmos-supported-query-features, when it sent any.
 func supportedFeatures(c *gin.Context, q *query.Query) error {
-	h := c.GetHeader("x-ms-cosmos-supported-query-features")
+	h := rqSupportedQueryFeatures.of(c)
 	if h == "" {
 		return nil
 	}
@@ -613,7 +613,7 @@ func supportedFeatures(c *gin.Context, q *query.Query) error {
 // hasFeature reports whether the client named query feature f in its
 // x-ms-cosmos-supported-query-features.
 func hasFeature(c *gin.Context, f string) bool {
-	for _, g := range strings.Split(c.GetHeader("x-ms-cosmos-supported-query-features"), ",") {
+	for _, g := range strings.Split(rqSupportedQueryFeatures.of(c), ",") {
 		if strings.EqualFold(strings.TrimSpace(g), f) {
 			return true
 		}
@@ -654,7 +654,7 @@ const passThroughPlan = `{"partitionedQueryExecutionInfoVersion":2,"queryInfo":{
 // others, with x-ms-documentdb-isquery) run those queries themselves on
 // the real service; lapse runs them for them, with the same results.
 func gatewayOnly(c *gin.Context) bool {
-	return c.GetHeader("x-ms-documentdb-query") != "" && c.GetHeader("x-ms-documentdb-partitionkeyrangeid") == ""
+	return rqQuery.of(c) != "" && rqRangeID.of(c) == ""
 }
 
 // implied reports whether query qr, run over the items of scope sc (one

@@ -33,7 +33,7 @@ func (s *Server) containerReadHeaders(c *gin.Context, r *resource) {
 	// The container's parent by name: the Java SDK's container cache makes
 	// the container's link of it (and its change feed needs that link).
 	h.Set("x-ms-alt-content-path", "dbs/"+r.en.Parent)
-	if !strings.EqualFold(c.GetHeader(hdrPopulateQuotaInfo), "true") {
+	if !strings.EqualFold(rqPopulateQuotaInfo.of(c), "true") {
 		return
 	}
 	counts, _, err := s.cfg.Engine.Counts(s.now(), r.en.EntityKey)

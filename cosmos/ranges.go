@@ -286,7 +286,7 @@ func keyOfGroup(group string) partitionKey {
 // x-ms-start-epk and x-ms-end-epk when the client reads part of it (a
 // feed range). ok is false when the request names no range.
 func (ct *container) requestRange(c *gin.Context) (r epkRange, ok bool, err error) {
-	id := c.GetHeader("x-ms-documentdb-partitionkeyrangeid")
+	id := rqRangeID.of(c)
 	if id == "" {
 		return epkRange{}, false, nil
 	}
@@ -302,10 +302,10 @@ func (ct *container) requestRange(c *gin.Context) (r epkRange, ok bool, err erro
 		return epkRange{}, false, e
 	}
 	r = epkRange{bounds[n], bounds[n+1]}
-	if s := c.GetHeader("x-ms-start-epk"); s != "" && s > r.min {
+	if s := rqStartEPK.of(c); s != "" && s > r.min {
 		r.min = s
 	}
-	if e := c.GetHeader("x-ms-end-epk"); e != "" && e < r.max {
+	if e := rqEndEPK.of(c); e != "" && e < r.max {
 		r.max = e
 	}
 	return r, true, nil

@@ -28,7 +28,7 @@ const etagKey = "etag"
 
 // isMinimal reports whether the client asked for no content on a write.
 func isMinimal(c *gin.Context) bool {
-	return strings.EqualFold(c.GetHeader("Prefer"), "return=minimal")
+	return strings.EqualFold(rqPrefer.of(c), "return=minimal")
 }
 
 // writeFeed answers a feed or query page: {"_rid", field: [...],

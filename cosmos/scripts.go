@@ -299,7 +299,7 @@ func (s *Server) replaceScript(c *gin.Context, k scriptKind) {
 			ETag string `json:"_etag"`
 		}
 		json.Unmarshal(list[at], &cur)
-		if !ifMatch(c.GetHeader("If-Match"), cur.ETag) {
+		if !ifMatch(rqIfMatch.of(c), cur.ETag) {
 			return nil, errPrecondition()
 		}
 		body = s.stampScript(ct, k, o, cur.RID)
@@ -329,7 +329,7 @@ func (s *Server) deleteScript(c *gin.Context, k scriptKind) {
 					ETag string `json:"_etag"`
 				}
 				json.Unmarshal(raw, &cur)
-				if !ifMatch(c.GetHeader("If-Match"), cur.ETag) {
+				if !ifMatch(rqIfMatch.of(c), cur.ETag) {
 					return nil, errPrecondition()
 				}
 				out := append([]json.RawMessage(nil), list[:i]...)

@@ -280,7 +280,7 @@ func (s *Server) common() gin.HandlerFunc {
 		own := make([]string, 2)
 		// The client's activity id, when it sends one, as the service
 		// echoes it (azure-cosmos's logging tests match the two).
-		own[0], own[1] = c.GetHeader(hdrActivityID), "1"
+		own[0], own[1] = rqActivityID.of(c), "1"
 		if own[0] == "" {
 			own[0] = s.acts.next()
 		}

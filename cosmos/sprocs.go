@@ -67,7 +67,7 @@ func (s *Server) executeSproc(c *gin.Context) {
 	s.itemSession(c, ct, pk.canon(), lsn)
 	setLSN(c, lsn)
 	setCharge(c, 1+charge)
-	if strings.EqualFold(c.GetHeader("x-ms-documentdb-script-enable-logging"), "true") {
+	if strings.EqualFold(rqScriptEnableLogging.of(c), "true") {
 		c.Header("x-ms-documentdb-script-log-results", escapeLog(strings.Join(res.Log, "\n")))
 	}
 	c.Data(http.StatusOK, "application/json", res.Body)

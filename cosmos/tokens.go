@@ -156,7 +156,7 @@ func (s *Server) allowToken(c *gin.Context, cl tokenClaims) *apiError {
 		return errTokenRefused()
 	case "/dbs/:db/colls/:coll/docs":
 		if c.Request.Method == http.MethodPost {
-			if strings.EqualFold(c.GetHeader("x-ms-cosmos-is-query-plan-request"), "true") {
+			if strings.EqualFold(rqIsQueryPlanRequest.of(c), "true") {
 				if len(segs) == 4 {
 					return nil
 				}

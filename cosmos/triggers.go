@@ -18,16 +18,16 @@ const (
 
 // hasTriggers reports whether an item write names triggers.
 func hasTriggers(c *gin.Context) bool {
-	return c.GetHeader(hdrPreTriggers) != "" || c.GetHeader(hdrPostTriggers) != ""
+	return rqPreTriggers.of(c) != "" || rqPostTriggers.of(c) != ""
 }
 
 // triggersOf returns the triggers a header names (ids separated by
 // commas), each of type typ and one that fires on operation op ("Create",
 // "Replace", "Upsert", "Delete"): the service's 400 for one of another
 // type or operation or none of that id.
-func triggersOf(c *gin.Context, ct *container, header, typ, op string) ([]scriptOf, error) {
+func triggersOf(c *gin.Context, ct *container, h requestHeader, typ, op string) ([]scriptOf, error) {
 	var out []scriptOf
-	for _, id := range strings.Split(c.GetHeader(header), ",") {
+	for _, id := range strings.Split(h.of(c), ",") {
 		if id = strings.TrimSpace(id); id == "" {
 			continue
 		}
@@ -68,10 +68,10 @@ func firesOn(tOp, op string) bool {
 // leaves nothing written. op is "Create", "Upsert", "Replace" or
 // "Delete"; id the item's for a replace or delete; body the request's.
 func (s *Server) triggered(c *gin.Context, ct *container, op, id string, body []byte) {
-	pre, err := triggersOf(c, ct, hdrPreTriggers, "Pre", op)
+	pre, err := triggersOf(c, ct, rqPreTriggers, "Pre", op)
 	if err == nil {
 		var post []scriptOf
-		if post, err = triggersOf(c, ct, hdrPostTriggers, "Post", op); err == nil {
+		if post, err = triggersOf(c, ct, rqPostTriggers, "Post", op); err == nil {
 			s.writeTriggered(c, ct, op, id, body, pre, post)
 			return
 		}
@@ -101,7 +101,7 @@ func (s *Server) writeTriggered(c *gin.Context, ct *container, op, id string, bo
 			req = out.Request
 		}
 		pk := header
-		bop := batchOp{kind: strings.ToLower(op), id: id, ifMatch: c.GetHeader("If-Match")}
+		bop := batchOp{kind: strings.ToLower(op), id: id, ifMatch: rqIfMatch.of(c)}
 		if op != "Delete" {
 			d, err := s.readDoc(ct, req, header, present)
 			if err != nil {

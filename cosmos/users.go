@@ -131,7 +131,7 @@ func (s *Server) putUser(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	if !ifMatch(c.GetHeader("If-Match"), etagOf(old.meta.Resource)) {
+	if !ifMatch(rqIfMatch.of(c), etagOf(old.meta.Resource)) {
 		s.writeError(c, errPrecondition())
 		return
 	}

@@ -250,7 +250,7 @@ func (s *Server) allVersionsFeed(c *gin.Context, ct *container) {
 		s.writeError(c, err)
 		return
 	}
-	inm := strings.Trim(c.GetHeader("If-None-Match"), `"`)
+	inm := strings.Trim(rqIfNoneMatch.of(c), `"`)
 	if inm == "" {
 		s.writeError(c, errStartNotSupported())
 		return

@@ -89,7 +89,7 @@ func (s *Server) route(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		auth := r.Header.Get("Authorization")
+		auth := rqAuthorization.ofRequest(r)
 		if auth == "" {
 			h.ServeHTTP(w, r)
 			return
@@ -196,9 +196,9 @@ func signer(r *http.Request, auth string) func(*Server) (string, bool) {
 // whose database segment reads as a _rid may be rid-based, whose link is
 // the last _rid, lower-cased (namePath): then both are tried.
 func masterPayloads(r *http.Request) [2]string {
-	date := r.Header.Get("x-ms-date")
+	date := rqMsDate.ofRequest(r)
 	if date == "" {
-		date = r.Header.Get("Date")
+		date = rqDate.ofRequest(r)
 	}
 	verb, date := strings.ToLower(r.Method), strings.ToLower(date)
 	typ, link, ridLink := resourceOfPath(r.URL.EscapedPath())
