@@ -143,6 +143,13 @@ func TestFileStoreUsesWAL(t *testing.T) {
 	if locking != "exclusive" {
 		t.Errorf("locking_mode %s, want exclusive", locking)
 	}
+	var temp int
+	if err := s.conn.QueryRowContext(ctx, `PRAGMA temp_store`).Scan(&temp); err != nil {
+		t.Fatal(err)
+	}
+	if temp != 2 {
+		t.Errorf("temp_store %d, want 2 (MEMORY): a statement's journal in memory (open.go)", temp)
+	}
 }
 
 // issue 25.9: a new folder's database is made under another name and

@@ -70,8 +70,14 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 		syncMode = "FULL"
 	}
 	// journal_mode=WAL is set by migrate, once it knows the file is ours;
-	// locking_mode=EXCLUSIVE is in the package doc.
-	pragmas := "?_pragma=busy_timeout(5000)&_pragma=locking_mode(EXCLUSIVE)&_pragma=wal_autocheckpoint(" + strconv.Itoa(walCheckpointPages) + ")"
+	// locking_mode=EXCLUSIVE is in the package doc. temp_store=MEMORY keeps
+	// a statement's journal in memory: a multi-row put that replaces items
+	// at their rows has SQLite save each page it changes, in a temporary
+	// file once it passes 64 KiB, a write(2) a page. In memory, the applier's
+	// time for a replace of a 1 KB item among 5,000 went from 14-17 µs to
+	// 12-15.5 (BenchmarkStoreReplaces); it holds at most the pages one
+	// statement changes.
+	pragmas := "?_pragma=busy_timeout(5000)&_pragma=locking_mode(EXCLUSIVE)&_pragma=temp_store(MEMORY)&_pragma=wal_autocheckpoint(" + strconv.Itoa(walCheckpointPages) + ")"
 	dsn := ":memory:"
 	var jb []byte
 	var jsc *journalScan
