@@ -27,7 +27,8 @@ const module = "github.com/lapse-emulator/lapse"
 // rules) and imports nothing; examples holds programs that use only the
 // SDKs, and the test that runs them; reliability, the standing suite
 // that drives the built binary, imports only the control API client,
-// internal/control; packaging, the tests of the release's packages built
+// internal/control, and internal/gcfloor, whose floor its memory bounds
+// allow for; packaging, the tests of the release's packages built
 // from the binaries, imports only clienttest. An internal package counts
 // as "internal/NAME".
 var allowed = map[string][]string{
@@ -45,7 +46,7 @@ var allowed = map[string][]string{
 	"lapsetest":   {"server", "core"},
 	"examples":    {"clienttest"},
 	"internal":    {},
-	"reliability": {"internal/control"},
+	"reliability": {"internal/control", "internal/gcfloor"},
 	"packaging":   {"clienttest"},
 	"cmd":         {"*"},
 	"":            {"*"}, // this package

@@ -53,8 +53,14 @@ func MustBuild(t testing.TB) string {
 // address.
 func MustSpawn(t *testing.T, bin string, args ...string) *process {
 	t.Helper()
+	return mustSpawnEnv(t, bin, nil, args...)
+}
+
+// mustSpawnEnv is MustSpawn with more environment variables.
+func mustSpawnEnv(t *testing.T, bin string, env []string, args ...string) *process {
+	t.Helper()
 	p := &process{cmd: exec.Command(bin, args...), stderr: make(chan string, 1), done: make(chan struct{})}
-	p.cmd.Env = []string{"LAPSE_LOG_LEVEL=info"}
+	p.cmd.Env = append([]string{"LAPSE_LOG_LEVEL=info"}, env...)
 	r, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

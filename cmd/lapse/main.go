@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/lapse-emulator/lapse/internal/gcfloor"
 	"github.com/lapse-emulator/lapse/server"
 )
 
@@ -112,6 +113,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err := m.ParseFlags(args, getenv); err != nil {
 		return asUsage(err)
 	}
+	// lapse alone in its process: the GC may keep more headroom than
+	// GOGC's (internal/gcfloor).
+	defer gcfloor.Start(gcfloor.Floor).Stop()
 	if err := m.Run(ctx); err != nil {
 		return err
 	}
