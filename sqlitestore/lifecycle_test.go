@@ -150,6 +150,13 @@ func TestFileStoreUsesWAL(t *testing.T) {
 	if temp != 2 {
 		t.Errorf("temp_store %d, want 2 (MEMORY): a statement's journal in memory (open.go)", temp)
 	}
+	var cache int
+	if err := s.conn.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&cache); err != nil {
+		t.Fatal(err)
+	}
+	if cache != -cacheKiB {
+		t.Errorf("cache_size %d, want %d (KiB): an applier's transaction fits in the cache (open.go)", cache, -cacheKiB)
+	}
 }
 
 // issue 25.9: a new folder's database is made under another name and
