@@ -108,14 +108,26 @@ func runSideBySide(ctx context.Context, c benchConfig, stdout, stderr io.Writer)
 	enc := json.NewEncoder(stdout)
 	var rows []sideRow
 	n := len(c.Servers)
+	failed := 0
+	// A server's failed round is reported and the run goes on: the ratios
+	// pair only rounds that measured both servers, and an hour of rounds is
+	// not lost to one.
+rounds:
 	for round := 1; round <= c.Rounds; round++ {
 		for i := range n {
 			s := c.Servers[(i+round-1)%n]
 			fmt.Fprintf(stderr, "lapse-bench: round %d of %d: %s\n", round, c.Rounds, s.Name)
 			rs, err := sideRound(ctx, c, s, self)
 			if err != nil {
+				failed++
 				fmt.Fprintf(stderr, "lapse-bench: round %d, server %s: %s\n", round, s.Name, oneLine(err))
-				return 1
+				if c.JSON {
+					_ = enc.Encode(sideFailure{Server: s.Name, Round: round, Error: oneLine(err)})
+				}
+				if ctx.Err() != nil {
+					break rounds // interrupted: report what was measured
+				}
+				continue
 			}
 			for _, r := range rs {
 				row := sideRow{Server: s.Name, Round: round, benchResult: r}
@@ -131,10 +143,21 @@ func runSideBySide(ctx context.Context, c benchConfig, stdout, stderr io.Writer)
 		for _, r := range ratios {
 			_ = enc.Encode(r)
 		}
-		return 0
+	} else {
+		fmt.Fprint(stdout, sideTable(rows, ratios))
 	}
-	fmt.Fprint(stdout, sideTable(rows, ratios))
+	if failed > 0 {
+		fmt.Fprintf(stderr, "lapse-bench: %d of %d server rounds failed; the ratios are of the rounds that measured both servers\n", failed, c.Rounds*n)
+		return 1
+	}
 	return 0
+}
+
+// sideFailure is the --json line of a server's round that failed.
+type sideFailure struct {
+	Server string `json:"server"`
+	Round  int    `json:"round"`
+	Error  string `json:"error"`
 }
 
 // sideRound starts s, runs each of c's scenarios once against it and

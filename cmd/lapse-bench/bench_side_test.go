@@ -132,22 +132,29 @@ func TestSideBySideTable(t *testing.T) {
 }
 
 // TestSideBySideServerThatFails checks that a server that ends before it
-// listens fails the run with its name and what it printed, and leaves no
-// folder behind.
+// listens fails its rounds with its name and what it printed, that the
+// other servers' rounds still run and are reported, that the run exits 1
+// saying how many rounds failed, and that no folder is left behind.
 func TestSideBySideServerThatFails(t *testing.T) {
 	t.Setenv(childEnv, "1")
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	var stdout, stderr bytes.Buffer
 	code := runBench(context.Background(), []string{"--server", ceilingServer,
-		"--server", "broken={self} --serve-cosmos-ceiling 127.0.0.1:{port} --no-such-flag {dir}", "--scenarios", "cosmos-read", "--items", "10"}, &stdout, &stderr)
+		"--server", "broken={self} --serve-cosmos-ceiling 127.0.0.1:{port} --no-such-flag {dir}", "--scenarios", "cosmos-read", "--items", "10",
+		"--rounds", "2"}, &stdout, &stderr)
 	if code != 1 {
 		t.Fatalf("exit code %d, want 1; stderr:\n%s", code, stderr.String())
 	}
-	for _, want := range []string{"round 1, server broken: the server ended before it listened on 127.0.0.1:", "flag provided but not defined: -no-such-flag"} {
+	for _, want := range []string{"round 1, server broken: the server ended before it listened on 127.0.0.1:",
+		"round 2, server broken: the server ended before it listened on 127.0.0.1:", "flag provided but not defined: -no-such-flag",
+		"round 2 of 2: ceiling", "2 of 4 server rounds failed"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
+	}
+	if !regexp.MustCompile(`(?m)^cosmos-read\s+ceiling\s+2\s+\d`).MatchString(stdout.String()) {
+		t.Errorf("the table lacks the ceiling's two rounds of cosmos-read:\n%s", stdout.String())
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("left behind in the temporary folder: %v", left)
