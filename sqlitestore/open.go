@@ -70,11 +70,12 @@ const walCheckpointPages = 10000
 // commit and reads them back: at eight workers a transaction of Cosmos DB
 // upserts or replaces of 1 KB items among 5,000 holds about 800 and
 // touches as many pages, and a replace cost the applier 12-18.5 µs with
-// the default against 9-12.5 with 16 MiB (BenchmarkStoreReplaces,
-// tx=800, interleaved runs; at tx=300 both fit and cost the same). Side by side, the server's whole CPU in a round of creates,
-// upserts and replaces at eight workers was 6% less in two runs of ten
-// rounds (docs/benchmarks.md). SQLite takes the pages as it needs them:
-// a small database never holds the whole cache.
+// the default against 9-12.5 with 16 MiB (BenchmarkStoreReplaces, tx=800,
+// interleaved runs; at tx=300 both fit and cost the same). Side by side,
+// the server's whole CPU in a round of creates, upserts and replaces at
+// eight workers was 6% less in two runs of ten rounds
+// (docs/benchmarks.md). SQLite takes the pages as it needs them: a small
+// database never holds the whole cache.
 const cacheKiB = 16 << 10
 
 func (s *Store) open(ctx context.Context, opts Options) error {
