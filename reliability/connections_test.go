@@ -125,13 +125,12 @@ func TestThousandConnectionsPerProtocolHeldWithoutSlowingOthersAndReleased(t *te
 	// goroutines of margin for a heartbeat or a scrape in flight; the heap
 	// after a GC within twice the baseline and 8 MiB (what a GC leaves of
 	// 3,000 closed connections and the 1,000 messages sent to conns); RSS
-	// within twice the baseline and 32 MiB (and the GC's floor), once Go's scavenger has given
-	// the pages back. Each poll collects garbage once more: the buffers
-	// of a closed connection go with a second GC (sync.Pool keeps a
-	// victim cache for one cycle, a finalizer holds what it reaches for
-	// one). The binary's GC keeps up to gcfloor.Floor of heap above the
-	// live heap, which the scavenger leaves resident: RSS may be that
-	// much more.
+	// within twice the baseline and 32 MiB, once Go's scavenger has given
+	// the pages back, and gcfloor.Floor more: the binary's GC keeps up to
+	// that much heap above the live heap, which the scavenger leaves
+	// resident. Each poll collects garbage once more: the buffers of a
+	// closed connection go with a second GC (sync.Pool keeps a victim
+	// cache for one cycle, a finalizer holds what it reaches for one).
 	var after Memory
 	heapLimit, rssLimit := 2*base.HeapInuse+8<<20, 2*base.RSS+32<<20+gcfloor.Floor
 	start = time.Now()

@@ -23,8 +23,8 @@ const millionPending = 1_000_000
 // min into a dead-letter queue, which is then purged: the time of the
 // advance, and lapse's memory at start, with the million pending, and
 // after, which must come back near its start (issue 16.5: within 2x of
-// the start's heap after a GC, + 4 MiB; RSS within 64 MiB of the start's, and the
-// floor the binary's GC keeps above the live heap).
+// the start's heap after a GC, + 4 MiB; RSS within 64 MiB of the start's
+// and the floor the binary's GC keeps above the live heap).
 func TestMillionPendingExpireInOneAdvance_RB2_RB3_RB5(t *testing.T) {
 	l := Start(t, "")
 	l.Freeze()
@@ -92,7 +92,8 @@ func TestMillionPendingExpireInOneAdvance_RB2_RB3_RB5(t *testing.T) {
 	// Go gives freed pages back to the system in the background: RSS comes
 	// down within seconds of the GC, not at once, to the heap goal, which
 	// the binary keeps gcfloor.Floor above the live heap at least.
-	rssLimit := start.RSS + 64<<20 + gcfloor.Floor
+	const rssMargin = 64<<20 + gcfloor.Floor
+	rssLimit := start.RSS + rssMargin
 	var rssBack time.Duration
 	for began := time.Now(); ; {
 		rss := int64(l.Metrics()["process_resident_memory_bytes"])
@@ -102,7 +103,7 @@ func TestMillionPendingExpireInOneAdvance_RB2_RB3_RB5(t *testing.T) {
 			break
 		}
 		if time.Since(began) > 2*time.Minute {
-			t.Errorf("RSS still %.1f MiB two minutes after the purge, more than the start's %.1f MiB + %d MiB", mib(rss), mib(start.RSS), (64<<20+gcfloor.Floor)>>20)
+			t.Errorf("RSS still %.1f MiB two minutes after the purge, more than the start's %.1f MiB + %d MiB", mib(rss), mib(start.RSS), rssMargin>>20)
 			break
 		}
 		time.Sleep(time.Second)
@@ -111,7 +112,7 @@ func TestMillionPendingExpireInOneAdvance_RB2_RB3_RB5(t *testing.T) {
 	t.Logf("one advance of 61 min expired and dead-lettered them in %v", advanced.Round(time.Millisecond))
 	t.Logf("memory at start: %v", start)
 	t.Logf("memory with %d pending: %v", millionPending, loaded)
-	t.Logf("memory after they expired and were purged: %v (RSS back under start + %d MiB %v after the GC)", after, (64<<20+gcfloor.Floor)>>20, rssBack.Round(time.Second))
+	t.Logf("memory after they expired and were purged: %v (RSS back under start + %d MiB %v after the GC)", after, rssMargin>>20, rssBack.Round(time.Second))
 	if limit := 2*start.HeapInuse + 4<<20; after.HeapInuse > limit {
 		t.Errorf("heap in use after a GC is %.1f MiB, more than 2x the start's %.1f MiB + 4 MiB: the emptied queues kept their memory",
 			mib(after.HeapInuse), mib(start.HeapInuse))
