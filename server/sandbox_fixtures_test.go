@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,10 +16,12 @@ import (
 
 // The test fixtures of issue 29.3 (fixtures/js, fixtures/python) against
 // ONE lapse: each runner runs its files in parallel workers, every test in
-// a sandbox of its own with the same Cosmos DB names ("shop"/"carts") and
-// its own clock moves. Without sandboxes the tests collide: a second
-// create of "shop" is 409, and one test's clock move expires another's
-// carts.
+// a sandbox of its own with the same Cosmos DB names ("shop"/"carts") or
+// RabbitMQ queues ("jobs", "dead-jobs": amqplib and pika reach the sandbox
+// by the virtual host of its URL), and its own clock moves. Without
+// sandboxes the tests collide: a second create of "shop" is 409, one
+// test's clock move expires another's carts, and the queues count the
+// other test's messages.
 
 // fixturesDir is the repository's folder of the test fixtures.
 const fixturesDir = "../fixtures"
@@ -53,10 +56,19 @@ func mustBeClean(t *testing.T, m *Main) {
 	if len(left) != 0 {
 		t.Errorf("%d sandboxes left after the run, want every one disposed of: %+v", len(left), left)
 	}
-	var entities []dashboard.EntityView
-	MustAPI(t, m).get("/api/entities?protocol=cosmos", &entities)
-	if len(entities) != 0 {
-		t.Errorf("the default world has Cosmos DB entities after the run, want none: %+v", entities)
+	for _, protocol := range []string{"cosmos", "rabbitmq"} {
+		var entities []dashboard.EntityView
+		MustAPI(t, m).get("/api/entities?protocol="+protocol, &entities)
+		var made []string
+		for _, e := range entities {
+			// What every broker has: vhost / and its amq.* exchanges.
+			if e.Name != "vhost:/" && !strings.HasPrefix(e.Name, "exchange:/amq.") {
+				made = append(made, e.Name)
+			}
+		}
+		if len(made) != 0 {
+			t.Errorf("the default world has %s entities after the run, want none: %q", protocol, made)
+		}
 	}
 }
 
@@ -64,7 +76,7 @@ func mustBeClean(t *testing.T, m *Main) {
 // workers against one lapse.
 func TestSandboxFixtures_JS(t *testing.T) {
 	dir := filepath.Join(fixturesDir, "js")
-	clienttest.Node(t, dir, "vitest", "@azure/cosmos")
+	clienttest.Node(t, dir, "vitest", "@azure/cosmos", "amqplib")
 	npx, err := exec.LookPath("npx")
 	if err != nil {
 		clienttest.Need(t, "no npx on PATH (Debian's npm)")
@@ -79,7 +91,7 @@ func TestSandboxFixtures_JS(t *testing.T) {
 // against one lapse; the plugin is loaded by its entry point (.ci/run
 // installs fixtures/python into the SDK venv).
 func TestSandboxFixtures_Python(t *testing.T) {
-	python := clienttest.PythonSDK(t, "import pytest_lapse, xdist, azure.cosmos")
+	python := clienttest.PythonSDK(t, "import pytest_lapse, xdist, azure.cosmos, pika")
 	m := MustStart(t)
 	runFixtures(t, m, "..", python, "-m", "pytest", "-n", "4", "-p", "no:cacheprovider", "fixtures/python/tests")
 	mustBeClean(t, m)
