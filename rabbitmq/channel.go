@@ -37,6 +37,12 @@ type channel struct {
 	head      int // pending[:head] are settled
 	consumers map[string]*consumer
 	closed    bool
+	// While the channel runs a queue.delete, the broker's basic.cancel of
+	// its own consumers waits here and goes out after the delete-ok, as in
+	// RabbitMQ, whose channel hears of the cancel only once it has
+	// answered (holdCancels).
+	holding bool
+	held    []string
 }
 
 // delivery is an unacknowledged delivery.
@@ -298,6 +304,8 @@ func (ch *channel) dispatch(m wire.Method) error {
 		if err := c.permitted(configure, "queue", q); err != nil {
 			return err
 		}
+		release := ch.holdCancels()
+		defer release()
 		n, err := c.s.queueDelete(c, vh, q, m.IfUnused, m.IfEmpty)
 		if err != nil {
 			return err

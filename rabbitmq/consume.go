@@ -148,10 +148,37 @@ func (ch *channel) serverCancel(cs *consumer) {
 		// after its close-ok, which amqp091-go answers by closing the
 		// whole connection.
 		ch.mu.Lock()
-		if !ch.closed {
+		if ch.holding {
+			ch.held = append(ch.held, cs.tag)
+		} else if !ch.closed {
 			ch.send(&wire.BasicCancel{ConsumerTag: cs.tag, NoWait: true})
 		}
 		ch.mu.Unlock()
+	}
+}
+
+// holdCancels keeps the broker's basic.cancel of the channel's consumers
+// until release, which sends them (unless the channel closed meanwhile).
+// The channel's queue.delete holds them across its delete-ok: RabbitMQ
+// answers the delete before its channel hears that its consumers of the
+// queue are gone, and py-amqp raises ConsumerCancelled out of queue_delete
+// when the cancel comes first.
+func (ch *channel) holdCancels() (release func()) {
+	ch.mu.Lock()
+	ch.holding = true
+	ch.mu.Unlock()
+	return func() {
+		ch.mu.Lock()
+		defer ch.mu.Unlock()
+		ch.holding = false
+		held := ch.held
+		ch.held = nil
+		if ch.closed {
+			return
+		}
+		for _, tag := range held {
+			ch.send(&wire.BasicCancel{ConsumerTag: tag, NoWait: true})
+		}
 	}
 }
 

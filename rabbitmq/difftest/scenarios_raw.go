@@ -16,6 +16,7 @@ func rawScenarios() []Scenario {
 		{Name: "CrossingChannelCloseKeepsConnection", Run: crossingChannelCloseKeepsConnection},
 		{Name: "CloseAfterCloseOkIsAChannelError", Run: closeAfterCloseOkIsAChannelError},
 		{Name: "OversizedFrameClosesConnection", Run: oversizedFrameClosesConnection},
+		{Name: "QueueDeleteOkBeforeItsConsumersCancel", Run: queueDeleteOkBeforeItsConsumersCancel},
 		{Name: "RB12XDeathFieldOrderAfterSecondDeath", Rules: []string{"RB-12"}, Run: rb12XDeathFieldOrderAfterSecondDeath},
 		{Name: "RB12XDeathFieldOrderAfterThirdDeath", Rules: []string{"RB-12"}, Run: rb12XDeathFieldOrderAfterThirdDeath},
 		{Name: "RB12XDeathFieldOrderAfterRepeatDeath", Rules: []string{"RB-12"}, Run: rb12XDeathFieldOrderAfterRepeatDeath},
@@ -75,6 +76,26 @@ func closeAfterCloseOkIsAChannelError(s *S) {
 	r.Send(1, &wire.ChannelCloseOk{}, &wire.ChannelClose{ReplyCode: 200, ReplyText: "bye"})
 	r.Recv(1)
 	r.Send(0, &wire.ConnectionCloseOk{})
+}
+
+// queueDeleteOkBeforeItsConsumersCancel pins the order of what a channel
+// gets when it deletes a queue it consumes from, its client having asked for
+// basic.cancel from the broker (consumer_cancel_notify): queue.delete-ok
+// first, then the basic.cancel of its consumer. RabbitMQ's channel learns of
+// the cancel only once the delete it is running is answered. py-amqp, and
+// so kombu, raises ConsumerCancelled out of queue_delete when the cancel
+// comes first (kombu's own test_ack_from_another_thread does this).
+func queueDeleteOkBeforeItsConsumersCancel(s *S) {
+	q := s.Queue("q")
+	r := s.Raw()
+	rawOpen(r, 1)
+	r.Send(1, &wire.QueueDeclare{Queue: q})
+	r.Recv(1)
+	r.Send(1, &wire.BasicConsume{Queue: q, ConsumerTag: "c1"})
+	r.Recv(1)
+	r.Send(1, &wire.QueueDelete{Queue: q})
+	r.Recv(2)
+	r.Close()
 }
 
 // oversizedFrameClosesConnection pins a frame over the negotiated
