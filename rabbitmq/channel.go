@@ -37,10 +37,10 @@ type channel struct {
 	head      int // pending[:head] are settled
 	consumers map[string]*consumer
 	closed    bool
-	// While the channel runs a queue.delete, the broker's basic.cancel of
-	// its own consumers waits here and goes out after the delete-ok, as in
-	// RabbitMQ, whose channel hears of the cancel only once it has
-	// answered (holdCancels).
+	// While the channel runs a basic.consume or a queue.delete, the
+	// broker's basic.cancel of its own consumers waits here and goes out
+	// after the answer, as in RabbitMQ, whose channel hears of the cancel
+	// only once it has answered (holdCancels).
 	holding bool
 	held    []string
 }

@@ -55,6 +55,11 @@ func (ch *channel) consume(m *wire.BasicConsume) error {
 	ch.mu.Lock()
 	ch.consumers[tag] = cs
 	ch.mu.Unlock()
+	// Should its queue go before the consume-ok is out, the consumer's
+	// basic.cancel follows the consume-ok (holdCancels): a client learns
+	// the tags the server makes from it.
+	release := ch.holdCancels()
+	defer release()
 	// The consumer takes its place in the queue's round robin now, in the
 	// order consumers were made, but gets nothing before its consume-ok.
 	cs.waiting.Store(true)
@@ -76,11 +81,6 @@ func (ch *channel) consume(m *wire.BasicConsume) error {
 	cs.waiting.Store(false)
 	if !m.NoWait {
 		ch.send(&wire.BasicConsumeOk{ConsumerTag: tag})
-	}
-	if cs.cancelOnOk && c.cancelNotify {
-		// Its queue went meanwhile (serverCancel): the client learns of
-		// the consumer before it learns it is gone.
-		ch.send(&wire.BasicCancel{ConsumerTag: tag, NoWait: true})
 	}
 	ch.mu.Unlock()
 	// As in RabbitMQ, ready messages go to the new consumer before the
@@ -132,21 +132,16 @@ func (ch *channel) serverCancel(cs *consumer) {
 	_, mine := ch.consumers[cs.tag]
 	delete(ch.consumers, cs.tag)
 	closed := ch.closed
-	// A consumer whose consume-ok is not out yet is cancelled after it
-	// (consume): a client learns the tags the server makes from it.
-	waiting := cs.waiting.Load()
-	if mine && !closed && waiting {
-		cs.cancelOnOk = true
-	}
 	ch.mu.Unlock()
 	if !mine || closed {
 		return
 	}
 	ch.c.s.e.Consumers(ch.c.s.now(), cs.q.key, -1)
-	if ch.c.cancelNotify && !waiting {
+	if ch.c.cancelNotify {
 		// Written under mu, where the channel's close is marked: never
 		// after its close-ok, which amqp091-go answers by closing the
-		// whole connection.
+		// whole connection. While the channel runs a method that answers,
+		// the cancel waits for the answer (holdCancels).
 		ch.mu.Lock()
 		if ch.holding {
 			ch.held = append(ch.held, cs.tag)
@@ -159,10 +154,12 @@ func (ch *channel) serverCancel(cs *consumer) {
 
 // holdCancels keeps the broker's basic.cancel of the channel's consumers
 // until release, which sends them (unless the channel closed meanwhile).
-// The channel's queue.delete holds them across its delete-ok: RabbitMQ
-// answers the delete before its channel hears that its consumers of the
-// queue are gone, and py-amqp raises ConsumerCancelled out of queue_delete
-// when the cancel comes first.
+// The two methods that can cancel the channel's own consumers hold them
+// across their answer, as RabbitMQ's channel hears of a cancel only once
+// it has answered the method it runs: basic.consume across its
+// consume-ok (a client learns a tag the server made from the consume-ok),
+// and queue.delete across its delete-ok (py-amqp raises ConsumerCancelled
+// out of queue_delete when the cancel comes first).
 func (ch *channel) holdCancels() (release func()) {
 	ch.mu.Lock()
 	ch.holding = true

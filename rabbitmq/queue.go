@@ -92,9 +92,6 @@ type consumer struct {
 	unacked   atomic.Int64
 	cancelled atomic.Bool
 	waiting   atomic.Bool // made, but its consume-ok is not sent yet
-	// cancelOnOk is set, under the channel's mu, when the queue went while
-	// the consumer was waiting: basic.cancel follows the consume-ok.
-	cancelOnOk bool
 }
 
 // reserve takes room for one delivery under the consumer's and its
