@@ -29,8 +29,9 @@ const burstMessages = 200_000
 // issue 16.5: a queue filled with a burst of messages (100 B, x-message-ttl
 // of an hour) that all expire into their dead-letter queue (RB-9), which is
 // then purged, gives its memory back: with the client still connected, the
-// heap in use after a GC comes back within twice what it was before the
-// burst.
+// heap in use after a GC keeps at most a tenth of what the burst added.
+// (Twice the start was the bound before; run alone without -race the start
+// is under 2 MiB, and a few MiB of the runtime's own made it fail.)
 func TestExpiredBurstGivesItsMemoryBack_RB1_RB9(t *testing.T) {
 	n := burstMessages
 	f := MustServer(t)
@@ -62,9 +63,12 @@ func TestExpiredBurstGivesItsMemoryBack_RB1_RB9(t *testing.T) {
 	}
 	after := heapInUse()
 	t.Logf("heap in use: %.1f MiB at start, %.1f MiB full, %.1f MiB emptied", mib(start), mib(peak), mib(after))
-	if after > 2*start {
-		t.Errorf("the emptied queues keep their memory: heap in use %.1f MiB after, %.1f MiB at start (full: %.1f MiB); want within 2x",
-			mib(after), mib(start), mib(peak))
+	if peak < start+(burstMessages*100) {
+		t.Fatalf("the full queue added %.1f MiB, less than its bodies", mib(peak-start))
+	}
+	if after > start && (after-start)*10 > peak-start {
+		t.Errorf("the emptied queues keep their memory: heap in use %.1f MiB after, %.1f MiB at start, %.1f MiB full; want at most a tenth of the burst's %.1f MiB kept",
+			mib(after), mib(start), mib(peak), mib(peak-start))
 	}
 	// The queue still works.
 	MustPublish(t, ch, "", "burst", amqp.Publishing{Body: body})
