@@ -11,7 +11,7 @@ import (
 // it is under way: the client, which asked for the broker's cancels
 // (consumer_cancel_notify), gets the consume-ok before the basic.cancel of
 // that consumer, or a 404 when the queue went first, never the cancel of a
-// tag it has not been told of (holdCancels). The race is run 400 times;
+// tag it has not been told of (channel.hold). The race is run 400 times;
 // when consume holds no cancels, the order breaks within a few.
 func TestServerCancelFollowsConsumeOk(t *testing.T) {
 	f := MustServer(t)

@@ -56,11 +56,8 @@ func (ch *channel) consume(m *wire.BasicConsume) error {
 	ch.consumers[tag] = cs
 	ch.mu.Unlock()
 	// Should its queue go before the consume-ok is out, the consumer's
-	// basic.cancel follows the consume-ok (holdCancels): a client learns
-	// the tags the server makes from it.
-	release := ch.holdCancels()
-	defer release()
-	// The consumer takes its place in the queue's round robin now, in the
+	// basic.cancel follows the consume-ok (channel.hold): a client learns
+	// the tags the server makes from it. The consumer takes its place in the queue's round robin now, in the
 	// order consumers were made, but gets nothing before its consume-ok.
 	cs.waiting.Store(true)
 	if why := q.addConsumer(cs); why != consumerAdded {
@@ -141,10 +138,10 @@ func (ch *channel) serverCancel(cs *consumer) {
 		// Written under mu, where the channel's close is marked: never
 		// after its close-ok, which amqp091-go answers by closing the
 		// whole connection. While the channel runs a method that answers,
-		// the cancel waits for the answer (holdCancels).
+		// the cancel waits for the answer (channel.hold).
 		ch.mu.Lock()
 		if ch.holding {
-			ch.held = append(ch.held, cs.tag)
+			ch.held = append(ch.held, heldFrame{cancel: cs.tag})
 		} else if !ch.closed {
 			ch.send(&wire.BasicCancel{ConsumerTag: cs.tag, NoWait: true})
 		}
@@ -152,31 +149,55 @@ func (ch *channel) serverCancel(cs *consumer) {
 	}
 }
 
-// holdCancels keeps the broker's basic.cancel of the channel's consumers
-// until release, which sends them (unless the channel closed meanwhile).
-// The two methods that can cancel the channel's own consumers hold them
-// across their answer, as RabbitMQ's channel hears of a cancel only once
-// it has answered the method it runs: basic.consume across its
-// consume-ok (a client learns a tag the server made from the consume-ok),
-// and queue.delete across its delete-ok (py-amqp raises ConsumerCancelled
-// out of queue_delete when the cancel comes first).
-func (ch *channel) holdCancels() (release func()) {
+// hold keeps what the broker sends on the channel of its own accord, its
+// deliveries and its basic.cancel of the channel's consumers, until
+// release, which sends them in the order they came (what can no longer go
+// out goes back to its queue). The channel holds them while it runs a
+// method it answers (channel.method), so that they follow the answer, as
+// in RabbitMQ, whose channel process hears of them only once it has
+// answered the method it runs. Clients rely on it: py-amqp raises
+// ConsumerCancelled out of queue_delete when the cancel of a consumer of
+// the deleted queue comes before the delete-ok, and a client learns a tag
+// the server made from the consume-ok. A basic.recover's redeliveries come
+// after its recover-ok (difftest's RecoverOkBeforeItsRedeliveries).
+func (ch *channel) hold() (release func()) {
 	ch.mu.Lock()
 	ch.holding = true
 	ch.mu.Unlock()
-	return func() {
-		ch.mu.Lock()
-		defer ch.mu.Unlock()
-		ch.holding = false
-		held := ch.held
-		ch.held = nil
-		if ch.closed {
-			return
-		}
-		for _, tag := range held {
-			ch.send(&wire.BasicCancel{ConsumerTag: tag, NoWait: true})
+	return ch.release
+}
+
+func (ch *channel) release() {
+	ch.mu.Lock()
+	ch.holding = false
+	held := ch.held
+	ch.held = nil
+	var back []heldFrame
+	for _, h := range held {
+		switch {
+		case h.cs == nil:
+			if !ch.closed {
+				ch.send(&wire.BasicCancel{ConsumerTag: h.cancel, NoWait: true})
+			}
+		case ch.gone(h.cs):
+			back = append(back, h)
+		default:
+			ch.writeDelivery(h.cs, h.q, h.it, h.m)
 		}
 	}
+	ch.mu.Unlock()
+	for _, h := range back {
+		h.cs.undeliver(h.q, h.it)
+	}
+}
+
+// heldFrame is a delivery (cs set) or a basic.cancel the channel holds.
+type heldFrame struct {
+	cancel string
+	cs     *consumer
+	q      *queue
+	it     core.Item
+	m      msgMeta
 }
 
 // wakeConsumers wakes the queues of the channel's consumers, after their
@@ -201,14 +222,39 @@ func (ch *channel) deliver(cs *consumer, q *queue, it core.Item) {
 		return
 	}
 	ch.mu.Lock()
-	if ch.closed || cs.cancelled.Load() && ch.consumers[cs.tag] != cs {
+	if ch.gone(cs) {
 		ch.mu.Unlock()
-		cs.unreserve()
-		if !cs.noAck {
-			q.s.e.Release(q.s.now(), q.key, it.Seq)
-		}
+		cs.undeliver(q, it)
 		return
 	}
+	if ch.holding {
+		ch.held = append(ch.held, heldFrame{cs: cs, q: q, it: it, m: m})
+		ch.mu.Unlock()
+		return
+	}
+	ch.writeDelivery(cs, q, it, m)
+	ch.mu.Unlock()
+}
+
+// gone reports whether a delivery to cs may no longer go out: the channel
+// is closed, or the client cancelled the consumer. Call it under ch.mu.
+func (ch *channel) gone(cs *consumer) bool {
+	return ch.closed || cs.cancelled.Load() && ch.consumers[cs.tag] != cs
+}
+
+// undeliver undoes a delivery to cs that did not go out: its room, and the
+// message, unless it was taken for good (no-ack). Not under ch.mu: the
+// engine's Release may run hooks.
+func (cs *consumer) undeliver(q *queue, it core.Item) {
+	cs.unreserve()
+	if !cs.noAck {
+		q.s.e.Release(q.s.now(), q.key, it.Seq)
+	}
+}
+
+// writeDelivery writes a delivery to cs with the channel's next tag. Call
+// it under ch.mu.
+func (ch *channel) writeDelivery(cs *consumer, q *queue, it core.Item, m msgMeta) {
 	ch.tag++
 	tag := ch.tag
 	if !cs.noAck {
@@ -218,7 +264,6 @@ func (ch *channel) deliver(cs *consumer, q *queue, it core.Item) {
 		b = wire.AppendDeliver(b, ch.id, cs.tag, tag, it.DeliveryCount > 1, m.exchange, m.key)
 		ch.c.w.end(wire.AppendContent(b, ch.id, wire.ClassBasic, q.deliveryProps(m.props, &it, false), it.Body, ch.c.frameMax))
 	}
-	ch.mu.Unlock()
 }
 
 // get is basic.get.

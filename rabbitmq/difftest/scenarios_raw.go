@@ -17,6 +17,8 @@ func rawScenarios() []Scenario {
 		{Name: "CloseAfterCloseOkIsAChannelError", Run: closeAfterCloseOkIsAChannelError},
 		{Name: "OversizedFrameClosesConnection", Run: oversizedFrameClosesConnection},
 		{Name: "QueueDeleteOkBeforeItsConsumersCancel", Run: queueDeleteOkBeforeItsConsumersCancel},
+		{Name: "TxCommitDeliversBeforeItsCommitOk", Run: txCommitDeliversBeforeItsCommitOk},
+		{Name: "RecoverOkBeforeItsRedeliveries", Run: recoverOkBeforeItsRedeliveries},
 		{Name: "RB12XDeathFieldOrderAfterSecondDeath", Rules: []string{"RB-12"}, Run: rb12XDeathFieldOrderAfterSecondDeath},
 		{Name: "RB12XDeathFieldOrderAfterThirdDeath", Rules: []string{"RB-12"}, Run: rb12XDeathFieldOrderAfterThirdDeath},
 		{Name: "RB12XDeathFieldOrderAfterRepeatDeath", Rules: []string{"RB-12"}, Run: rb12XDeathFieldOrderAfterRepeatDeath},
@@ -95,6 +97,48 @@ func queueDeleteOkBeforeItsConsumersCancel(s *S) {
 	r.Recv(1)
 	r.Send(1, &wire.QueueDelete{Queue: q})
 	r.Recv(2)
+	r.Close()
+}
+
+// txCommitDeliversBeforeItsCommitOk pins that a channel that publishes in a
+// transaction to a queue it consumes from gets the deliveries of what it
+// committed before the tx.commit-ok. RabbitMQ's channel sends what its
+// queues hand it once it has answered the method it runs, and answers a
+// commit only once its queues have taken the messages, which they deliver
+// meanwhile: the exception to the order of recoverOkBeforeItsRedeliveries.
+func txCommitDeliversBeforeItsCommitOk(s *S) {
+	q := s.Queue("q")
+	r := s.Raw()
+	rawOpen(r, 1)
+	r.Send(1, &wire.QueueDeclare{Queue: q})
+	r.Recv(1)
+	r.Send(1, &wire.TxSelect{})
+	r.Recv(1)
+	r.Send(1, &wire.BasicConsume{Queue: q, ConsumerTag: "c1", NoAck: true})
+	r.Recv(1)
+	r.Send(1, &wire.BasicPublish{RoutingKey: q}, Content{Body: "m1"},
+		&wire.BasicPublish{RoutingKey: q}, Content{Body: "m2"}, &wire.TxCommit{})
+	r.Recv(3)
+	r.Close()
+}
+
+// recoverOkBeforeItsRedeliveries pins that a basic.recover is answered
+// before the redeliveries of the unacked messages it gives back: RabbitMQ's
+// channel sends what its queues hand it only once it has answered the
+// method it runs (as queueDeleteOkBeforeItsConsumersCancel for cancels).
+func recoverOkBeforeItsRedeliveries(s *S) {
+	q := s.Queue("q")
+	r := s.Raw()
+	rawOpen(r, 1)
+	r.Send(1, &wire.QueueDeclare{Queue: q})
+	r.Recv(1)
+	r.Send(1, &wire.BasicConsume{Queue: q, ConsumerTag: "c1"})
+	r.Recv(1)
+	r.Send(1, &wire.BasicPublish{RoutingKey: q}, Content{Body: "m1"},
+		&wire.BasicPublish{RoutingKey: q}, Content{Body: "m2"})
+	r.Recv(2)
+	r.Send(1, &wire.BasicRecover{Requeue: true})
+	r.Recv(3)
 	r.Close()
 }
 
