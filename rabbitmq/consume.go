@@ -80,6 +80,10 @@ func (ch *channel) consume(m *wire.BasicConsume) error {
 		ch.send(&wire.BasicConsumeOk{ConsumerTag: tag})
 	}
 	ch.mu.Unlock()
+	// The consume is answered: what the channel held goes out now, not
+	// after the drain, which would hold every ready message of a long
+	// queue in memory before the first went out.
+	ch.release()
 	// As in RabbitMQ, ready messages go to the new consumer before the
 	// connection's next method is handled.
 	q.drain()
@@ -167,6 +171,8 @@ func (ch *channel) hold() (release func()) {
 	return ch.release
 }
 
+// release sends what the channel holds and holds no more; a second call
+// does nothing.
 func (ch *channel) release() {
 	ch.mu.Lock()
 	ch.holding = false
