@@ -57,8 +57,9 @@ func (ch *channel) consume(m *wire.BasicConsume) error {
 	ch.mu.Unlock()
 	// Should its queue go before the consume-ok is out, the consumer's
 	// basic.cancel follows the consume-ok (channel.hold): a client learns
-	// the tags the server makes from it. The consumer takes its place in the queue's round robin now, in the
-	// order consumers were made, but gets nothing before its consume-ok.
+	// the tags the server makes from it. The consumer takes its place in
+	// the queue's round robin now, in the order consumers were made, but
+	// gets nothing before its consume-ok.
 	cs.waiting.Store(true)
 	if why := q.addConsumer(cs); why != consumerAdded {
 		ch.mu.Lock()
