@@ -21,6 +21,10 @@ import (
 // timeout has passed, and the connection is closed, over plain HTTP and
 // TLS on the one port.
 func TestSlowBodyIsCutAfterTheBodyTimeout(t *testing.T) {
+	forEachLoop(t, testSlowBodyIsCutAfterTheBodyTimeout)
+}
+
+func testSlowBodyIsCutAfterTheBodyTimeout(t *testing.T, loop func(*httpserver.Server)) {
 	for _, useTLS := range []bool{false, true} {
 		name := "Plain"
 		if useTLS {
@@ -39,6 +43,7 @@ func TestSlowBodyIsCutAfterTheBodyTimeout(t *testing.T) {
 				io.WriteString(w, "read")
 			})
 			s := httpserver.New("test API", "127.0.0.1:0", h, nil)
+			loop(s)
 			s.SetBodyTimeout(limit)
 			var pool *tlsPool
 			if useTLS {
@@ -122,6 +127,10 @@ func TestSlowBodyIsCutAfterTheBodyTimeout(t *testing.T) {
 // server-sent events), keep their request's context and their keep-alive
 // connection.
 func TestBodyTimeoutSparesWhatComesAfterTheBody(t *testing.T) {
+	forEachLoop(t, testBodyTimeoutSparesWhatComesAfterTheBody)
+}
+
+func testBodyTimeoutSparesWhatComesAfterTheBody(t *testing.T, loop func(*httpserver.Server)) {
 	const limit = 100 * time.Millisecond
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := io.ReadAll(r.Body); err != nil {
@@ -137,6 +146,7 @@ func TestBodyTimeoutSparesWhatComesAfterTheBody(t *testing.T) {
 		io.WriteString(w, "done")
 	})
 	s := httpserver.New("test API", "127.0.0.1:0", h, nil)
+	loop(s)
 	s.SetBodyTimeout(limit)
 	if err := s.Open(); err != nil {
 		t.Fatal(err)

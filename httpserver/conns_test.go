@@ -11,8 +11,13 @@ import (
 )
 
 func TestConnectionsCountsOpenConnections(t *testing.T) {
+	forEachLoop(t, testConnectionsCountsOpenConnections)
+}
+
+func testConnectionsCountsOpenConnections(t *testing.T, loop func(*httpserver.Server)) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") })
 	s := httpserver.New("test API", "127.0.0.1:0", h, nil)
+	loop(s)
 	if err := s.Open(); err != nil {
 		t.Fatal(err)
 	}

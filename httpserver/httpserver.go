@@ -30,7 +30,7 @@ type Server struct {
 
 	mu     sync.Mutex
 	ln     net.Listener
-	srv    *http.Server
+	srv    httpServing
 	done   chan struct{} // closed when the serving goroutines end
 	closed bool
 	// handoff serves the connections Handoff is given.
@@ -42,6 +42,17 @@ type Server struct {
 	// connContext, if set, gives each connection's requests a context of
 	// its own (SetConnContext).
 	connContext func(ctx context.Context, c net.Conn) context.Context
+	// ownHTTP1: the connections are served by lapse's own HTTP/1.1 loop
+	// (ServeOwnHTTP1).
+	ownHTTP1 bool
+}
+
+// httpServing is what Server needs of an HTTP server: net/http's, or the
+// own HTTP/1.1 loop of ServeOwnHTTP1.
+type httpServing interface {
+	Serve(net.Listener) error
+	Shutdown(context.Context) error
+	Close() error
 }
 
 // New returns a server of handler on addr (":0" picks a free port); name
@@ -69,6 +80,17 @@ func (s *Server) SetConnContext(f func(ctx context.Context, c net.Conn) context.
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.connContext = f
+}
+
+// ServeOwnHTTP1 makes the server serve its connections with lapse's own
+// HTTP/1.1 connection loop (http1Server) rather than net/http's, which
+// spends a goroutine per request watching for the client to hang up. Its
+// handlers' request contexts then end when they return, not when their
+// client goes. Call it before Open.
+func (s *Server) ServeOwnHTTP1() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ownHTTP1 = true
 }
 
 // Handler returns the handler the server serves, for a front-end that
@@ -112,12 +134,16 @@ func (s *Server) Serve(ln net.Listener) error {
 	if bodyTimeout <= 0 {
 		bodyTimeout = DefaultBodyTimeout
 	}
-	s.srv = &http.Server{
-		Handler:           limitBody(s.handler, bodyTimeout),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
-		ConnState:         s.connState,
-		ConnContext:       s.connContext,
+	if s.ownHTTP1 {
+		s.srv = newHTTP1Server(limitBody(s.handler, bodyTimeout), s.log, s.connState, s.connContext)
+	} else {
+		s.srv = &http.Server{
+			Handler:           limitBody(s.handler, bodyTimeout),
+			ReadHeaderTimeout: http1HeaderTimeout,
+			ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+			ConnState:         s.connState,
+			ConnContext:       s.connContext,
+		}
 	}
 	s.done = make(chan struct{})
 	s.handoff = newHandoffListener(ln.Addr())

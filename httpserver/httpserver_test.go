@@ -19,9 +19,20 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func TestLifecycle(t *testing.T) {
+// forEachLoop runs test on a server of net/http and on one of the own
+// HTTP/1.1 loop (ServeOwnHTTP1): loop makes a new server the one or the
+// other.
+func forEachLoop(t *testing.T, test func(t *testing.T, loop func(*httpserver.Server))) {
+	t.Run("NetHTTP", func(t *testing.T) { test(t, func(*httpserver.Server) {}) })
+	t.Run("OwnHTTP1", func(t *testing.T) { test(t, (*httpserver.Server).ServeOwnHTTP1) })
+}
+
+func TestLifecycle(t *testing.T) { forEachLoop(t, testLifecycle) }
+
+func testLifecycle(t *testing.T, loop func(*httpserver.Server)) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") })
 	s := httpserver.New("test API", "127.0.0.1:0", h, nil)
+	loop(s)
 	if s.Addr() != nil {
 		t.Fatal("an address before Open")
 	}
@@ -60,7 +71,9 @@ func TestLifecycle(t *testing.T) {
 
 // issue 25.7: Serve takes a listener bound already, rather than binding the
 // address given to New; Close closes it.
-func TestServeTakesABoundListener(t *testing.T) {
+func TestServeTakesABoundListener(t *testing.T) { forEachLoop(t, testServeTakesABoundListener) }
+
+func testServeTakesABoundListener(t *testing.T, loop func(*httpserver.Server)) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hello") })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -68,6 +81,7 @@ func TestServeTakesABoundListener(t *testing.T) {
 	}
 	// The address of New is not bound: the one of the listener is served.
 	s := httpserver.New("test API", "256.0.0.1:1", h, nil)
+	loop(s)
 	if err := s.Serve(ln); err != nil {
 		t.Fatal(err)
 	}
@@ -105,12 +119,14 @@ func TestServeTakesABoundListener(t *testing.T) {
 }
 
 func TestTLSAndPlainOnOnePort(t *testing.T) {
-	t.Run("Open", func(t *testing.T) { testTLSAndPlainOnOnePort(t, false) })
-	// The Cosmos DB port: a listener bound already, sniffed as well.
-	t.Run("Serve", func(t *testing.T) { testTLSAndPlainOnOnePort(t, true) })
+	forEachLoop(t, func(t *testing.T, loop func(*httpserver.Server)) {
+		t.Run("Open", func(t *testing.T) { testTLSAndPlainOnOnePort(t, loop, false) })
+		// The Cosmos DB port: a listener bound already, sniffed as well.
+		t.Run("Serve", func(t *testing.T) { testTLSAndPlainOnOnePort(t, loop, true) })
+	})
 }
 
-func testTLSAndPlainOnOnePort(t *testing.T, bound bool) {
+func testTLSAndPlainOnOnePort(t *testing.T, loop func(*httpserver.Server), bound bool) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.TLS != nil {
 			io.WriteString(w, "tls")
@@ -127,6 +143,7 @@ func testTLSAndPlainOnOnePort(t *testing.T, bound bool) {
 		t.Fatal(err)
 	}
 	s := httpserver.New("test API", "127.0.0.1:0", h, nil)
+	loop(s)
 	s.ServeTLS(&tls.Config{Certificates: []tls.Certificate{cert}})
 	open := s.Open
 	if bound {
@@ -182,10 +199,13 @@ func testTLSAndPlainOnOnePort(t *testing.T, bound bool) {
 
 // A connection handed over from another listener is served as one of the
 // server's own; after Close a handed connection is closed.
-func TestHandoff(t *testing.T) {
+func TestHandoff(t *testing.T) { forEachLoop(t, testHandoff) }
+
+func testHandoff(t *testing.T, loop func(*httpserver.Server)) {
 	s := httpserver.New("test API", "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "handed "+r.URL.Path)
 	}), nil)
+	loop(s)
 	if err := s.Open(); err != nil {
 		t.Fatal(err)
 	}

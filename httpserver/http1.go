@@ -1,0 +1,374 @@
+package httpserver
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The limits of the own HTTP/1.1 loop, net/http's defaults.
+const (
+	// http1HeaderTimeout bounds a TLS handshake and a request's headers,
+	// counted from the request's first byte (ReadHeaderTimeout).
+	http1HeaderTimeout = 10 * time.Second
+	// http1MaxHeaderBytes bounds a request's line and headers
+	// (http.DefaultMaxHeaderBytes, and the slack net/http allows for its
+	// buffer).
+	http1MaxHeaderBytes = http.DefaultMaxHeaderBytes + 4096
+	// http1DiscardLimit is how much of a body its handler left unread is
+	// read and dropped so that the connection can serve another request;
+	// past it the connection is closed after the answer.
+	http1DiscardLimit = 256 << 10
+)
+
+// http1Server serves HTTP/1.x with a connection loop of lapse's own
+// (Server.ServeOwnHTTP1): one goroutine per connection reads a request,
+// runs the handler and writes the answer, then waits for the next
+// request. net/http's server does the same but, for every request, also
+// starts a goroutine that reads the connection while the handler runs (to
+// see the client hang up) and stops it after; on a small machine that is a
+// fifth of a point read's server time (docs/benchmarks.md). The price: a
+// request's context ends when its handler returns or the server closes,
+// not when its client hangs up.
+type http1Server struct {
+	handler     http.Handler
+	log         *slog.Logger
+	connState   func(net.Conn, http.ConnState)
+	connContext func(context.Context, net.Conn) context.Context
+
+	closing atomic.Bool // Shutdown or Close was called
+	date    atomic.Pointer[http1Date]
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	conns     map[*http1Conn]struct{}
+}
+
+// http1Date is the Date header of the answers of one second.
+type http1Date struct {
+	sec  int64
+	text string
+}
+
+func newHTTP1Server(handler http.Handler, log *slog.Logger, connState func(net.Conn, http.ConnState), connContext func(context.Context, net.Conn) context.Context) *http1Server {
+	return &http1Server{
+		handler: handler, log: log, connState: connState, connContext: connContext,
+		listeners: make(map[net.Listener]struct{}), conns: make(map[*http1Conn]struct{}),
+	}
+}
+
+// Serve accepts connections on l and serves each in a goroutine of its
+// own until l fails or the server closes; then it returns, with
+// http.ErrServerClosed in the second case, as http.Server.Serve does; it
+// closes l.
+func (s *http1Server) Serve(l net.Listener) error {
+	defer l.Close()
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		return http.ErrServerClosed
+	}
+	s.listeners[l] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, l)
+		s.mu.Unlock()
+	}()
+	var retry AcceptRetry
+	for {
+		rwc, err := l.Accept()
+		if s.closing.Load() {
+			if err == nil {
+				rwc.Close()
+			}
+			return http.ErrServerClosed
+		}
+		if errors.Is(err, net.ErrClosed) {
+			return err
+		}
+		if err != nil {
+			s.log.Debug("http: accept failed", "err", err)
+			time.Sleep(retry.Failed())
+			continue
+		}
+		retry.Succeeded()
+		c := &http1Conn{srv: s, rwc: rwc}
+		if !s.track(c) {
+			rwc.Close()
+			return http.ErrServerClosed
+		}
+		ctx := context.Background()
+		if s.connContext != nil {
+			ctx = s.connContext(ctx, rwc)
+		}
+		go c.serve(ctx)
+	}
+}
+
+// track adds c to the open connections, unless the server is closing.
+func (s *http1Server) track(c *http1Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing.Load() {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	if s.connState != nil {
+		s.connState(c.rwc, http.StateNew)
+	}
+	return true
+}
+
+func (s *http1Server) forget(c *http1Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c)
+	if s.connState != nil {
+		s.connState(c.rwc, http.StateClosed)
+	}
+}
+
+// stop marks the server closing and closes its listeners.
+func (s *http1Server) stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closing.Store(true)
+	for l := range s.listeners {
+		l.Close()
+	}
+}
+
+// Shutdown stops accepting, closes the idle connections and waits for
+// the rest to finish their request, until ctx ends (http.Server.Shutdown).
+func (s *http1Server) Shutdown(ctx context.Context) error {
+	s.stop()
+	wait := time.Millisecond
+	for {
+		if s.closeIdle() {
+			return nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, 100*time.Millisecond)
+	}
+}
+
+// closeIdle closes the connections that wait for a request; true when no
+// connection is left.
+func (s *http1Server) closeIdle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		if !c.active.Load() {
+			c.rwc.Close()
+		}
+	}
+	return len(s.conns) == 0
+}
+
+// Close stops accepting and closes every connection at once.
+func (s *http1Server) Close() error {
+	s.stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		c.rwc.Close()
+	}
+	return nil
+}
+
+// dateHeader returns the Date header's value for now.
+func (s *http1Server) dateHeader() string {
+	now := time.Now()
+	if d := s.date.Load(); d != nil && d.sec == now.Unix() {
+		return d.text
+	}
+	d := &http1Date{sec: now.Unix(), text: now.UTC().Format(http.TimeFormat)}
+	s.date.Store(d)
+	return d.text
+}
+
+// http1Conn is one client connection of an http1Server.
+type http1Conn struct {
+	srv    *http1Server
+	rwc    net.Conn
+	active atomic.Bool // a request is being served (not idle)
+	r      budgetReader
+	br     *bufio.Reader
+	bw     *bufio.Writer
+	remote string
+	tls    *tls.ConnectionState
+	// resp and body are reused by each request in turn.
+	resp http1Response
+	body http1Body
+}
+
+// serve serves the connection's requests in turn until it closes.
+func (c *http1Conn) serve(ctx context.Context) {
+	defer c.srv.forget(c)
+	defer c.rwc.Close()
+	c.remote = c.rwc.RemoteAddr().String()
+	if tc, ok := c.rwc.(*tls.Conn); ok {
+		tc.SetDeadline(time.Now().Add(http1HeaderTimeout))
+		if err := tc.HandshakeContext(ctx); err != nil {
+			c.srv.log.Debug("http: TLS handshake failed", "remote", c.remote, "err", err)
+			return
+		}
+		tc.SetDeadline(time.Time{})
+		st := tc.ConnectionState()
+		c.tls = &st
+	}
+	c.r = budgetReader{conn: c.rwc, remain: math.MaxInt64}
+	c.br = bufio.NewReaderSize(&c.r, 4<<10)
+	c.bw = bufio.NewWriterSize(c.rwc, 4<<10)
+	for {
+		// Wait for the next request with no deadline, as net/http
+		// without an IdleTimeout does; the header timeout starts with
+		// its first byte.
+		if _, err := c.br.Peek(1); err != nil {
+			return
+		}
+		c.active.Store(true)
+		if c.srv.closing.Load() || !c.serveRequest(ctx) {
+			return
+		}
+		c.active.Store(false)
+		if c.srv.closing.Load() {
+			return
+		}
+	}
+}
+
+// serveRequest reads one request, serves it and writes its answer; false
+// when the connection is to close.
+func (c *http1Conn) serveRequest(connCtx context.Context) (keepAlive bool) {
+	c.rwc.SetReadDeadline(time.Now().Add(http1HeaderTimeout))
+	c.r.remain = http1MaxHeaderBytes
+	req, err := http.ReadRequest(c.br)
+	tooLarge := c.r.remain <= 0
+	c.r.remain = math.MaxInt64
+	if err != nil {
+		c.refuse(err, tooLarge)
+		return false
+	}
+	c.rwc.SetReadDeadline(time.Time{})
+	req.RemoteAddr = c.remote
+	req.TLS = c.tls
+	ctx, cancel := context.WithCancel(connCtx)
+	defer cancel()
+	req = req.WithContext(ctx)
+	var body *http1Body
+	if req.Body != http.NoBody {
+		body = &c.body
+		*body = http1Body{rc: req.Body, c: c, expect: req.ProtoAtLeast(1, 1) && hasToken(req.Header.Get("Expect"), "100-continue")}
+		req.Body = body
+	}
+	w := &c.resp
+	*w = http1Response{c: c, req: req, header: make(http.Header), contentLength: -1, buf: w.buf[:0], isHEAD: req.Method == http.MethodHead}
+	w.closeAfter = req.Close || !req.ProtoAtLeast(1, 1)
+	if !c.runHandler(w, req) {
+		return false
+	}
+	unread := body != nil && !body.finish()
+	if unread {
+		w.closeAfter = true
+	}
+	if err := w.finish(); err != nil {
+		return false
+	}
+	if cap(w.buf) > 16<<10 {
+		w.buf = nil // a large answer's buffer is not kept for the next one
+	}
+	if unread {
+		c.closeWrite()
+	}
+	return !w.closeAfter
+}
+
+// runHandler runs the handler; false when it panicked, and the connection
+// is to close without an answer (what net/http does).
+func (c *http1Conn) runHandler(w *http1Response, req *http.Request) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v != http.ErrAbortHandler {
+				c.srv.log.Error("http: panic serving "+c.remote, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			}
+			ok = false
+		}
+	}()
+	c.srv.handler.ServeHTTP(w, req)
+	return true
+}
+
+// refuse answers a request that could not be read, as net/http does: 431
+// for headers too large, 400 for a malformed request, nothing when the
+// client went away or fell silent.
+func (c *http1Conn) refuse(err error, tooLarge bool) {
+	var ne net.Error
+	switch {
+	case tooLarge:
+		c.writeBare(http.StatusRequestHeaderFieldsTooLarge)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.As(err, &ne):
+		return
+	default:
+		c.writeBare(http.StatusBadRequest)
+	}
+	c.closeWrite()
+}
+
+// writeBare writes an answer of status code alone, which ends with the
+// connection, as net/http's (no Date, no Content-Length).
+func (c *http1Conn) writeBare(code int) {
+	text := fmt.Sprintf("%d %s", code, http.StatusText(code))
+	fmt.Fprintf(c.bw, "HTTP/1.1 %s\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n%s", text, text)
+	c.bw.Flush()
+}
+
+// closeWrite ends the connection's sending side and gives the client a
+// moment to read the answer before the connection closes: closing at once
+// with the client's bytes unread would reset the connection, and the
+// client could lose the answer (net/http does the same).
+func (c *http1Conn) closeWrite() {
+	cw, ok := c.rwc.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		return
+	}
+	c.rwc.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	io.Copy(io.Discard, c.rwc)
+}
+
+// budgetReader reads conn, and no more than remain bytes: it bounds the
+// bytes of a request's line and headers.
+type budgetReader struct {
+	conn   net.Conn
+	remain int64
+}
+
+func (r *budgetReader) Read(p []byte) (int, error) {
+	if r.remain <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > r.remain {
+		p = p[:r.remain]
+	}
+	n, err := r.conn.Read(p)
+	r.remain -= int64(n)
+	return n, err
+}
