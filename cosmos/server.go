@@ -165,6 +165,10 @@ func NewServer(cfg Config) (*Server, error) {
 	s.Server = httpserver.New("Cosmos DB API", cfg.Addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.handler().ServeHTTP(w, r)
 	}), log)
+	// Every request of a Cosmos DB SDK is a short exchange: net/http's
+	// watch for a client hanging up would cost each a goroutine
+	// (docs/benchmarks.md).
+	s.ServeOwnHTTP1()
 	if cfg.Worlds != nil {
 		s.SetConnContext(withConnWorld)
 	}
