@@ -12,9 +12,12 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // The limits of the own HTTP/1.1 loop, net/http's defaults.
@@ -238,11 +241,18 @@ func (c *http1Conn) serve(ctx context.Context) {
 	c.r = budgetReader{conn: c.rwc, remain: math.MaxInt64}
 	c.br = bufio.NewReaderSize(&c.r, 4<<10)
 	c.bw = bufio.NewWriterSize(c.rwc, 4<<10)
-	for {
-		// Wait for the next request with no deadline, as net/http
-		// without an IdleTimeout does; the header timeout starts with
-		// its first byte.
-		if _, err := c.br.Peek(1); err != nil {
+	c.rwc.SetReadDeadline(time.Now().Add(http1HeaderTimeout))
+	for first := true; ; first = false {
+		// As net/http's: the first request's header timeout starts
+		// with the connection; a next one is awaited with no deadline
+		// (no IdleTimeout), its timeout starting with its first bytes,
+		// and a connection that ends with fewer than 4 bytes is closed
+		// without an answer.
+		n := 4
+		if first {
+			n = 1
+		}
+		if _, err := c.br.Peek(n); err != nil {
 			return
 		}
 		c.active.Store(true)
@@ -268,21 +278,34 @@ func (c *http1Conn) serveRequest(connCtx context.Context) (keepAlive bool) {
 		c.refuse(err, tooLarge)
 		return false
 	}
+	if refusal := refusal(req); refusal != "" {
+		c.writeBare(refusal, refusal)
+		c.closeWrite()
+		return false
+	}
 	c.rwc.SetReadDeadline(time.Time{})
 	req.RemoteAddr = c.remote
 	req.TLS = c.tls
 	ctx, cancel := context.WithCancel(connCtx)
 	defer cancel()
 	req = req.WithContext(ctx)
+	expect := req.Header.Get("Expect")
 	var body *http1Body
 	if req.Body != http.NoBody {
 		body = &c.body
-		*body = http1Body{rc: req.Body, c: c, expect: req.ProtoAtLeast(1, 1) && hasToken(req.Header.Get("Expect"), "100-continue")}
+		*body = http1Body{rc: req.Body, c: c, expect: req.ProtoAtLeast(1, 1) && hasToken(expect, "100-continue")}
 		req.Body = body
 	}
 	w := &c.resp
 	*w = http1Response{c: c, req: req, header: make(http.Header), contentLength: -1, buf: w.buf[:0], isHEAD: req.Method == http.MethodHead}
-	w.closeAfter = req.Close || !req.ProtoAtLeast(1, 1)
+	w.closeAfter = req.Close // an HTTP/1.0 request without keep-alive too
+	if expect != "" && !hasToken(expect, "100-continue") {
+		// An expectation this server cannot meet (net/http's answer).
+		w.header.Set("Connection", "close")
+		w.WriteHeader(http.StatusExpectationFailed)
+		w.finish()
+		return false
+	}
 	if !c.runHandler(w, req) {
 		return false
 	}
@@ -318,26 +341,68 @@ func (c *http1Conn) runHandler(w *http1Response, req *http.Request) (ok bool) {
 }
 
 // refuse answers a request that could not be read, as net/http does: 431
-// for headers too large, 400 for a malformed request, nothing when the
-// client went away or fell silent.
+// for headers too large, 501 for a transfer coding other than chunked,
+// nothing when the client went away or fell silent, 400 otherwise.
 func (c *http1Conn) refuse(err error, tooLarge bool) {
-	var ne net.Error
 	switch {
 	case tooLarge:
-		c.writeBare(http.StatusRequestHeaderFieldsTooLarge)
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.As(err, &ne):
+		c.writeBare("431 Request Header Fields Too Large", "431 Request Header Fields Too Large")
+	case isCommonNetReadError(err):
 		return
+	case strings.HasPrefix(err.Error(), "unsupported transfer encoding"):
+		c.writeBare("501 Not Implemented", "Unsupported transfer encoding")
 	default:
-		c.writeBare(http.StatusBadRequest)
+		c.writeBare("400 Bad Request", "400 Bad Request")
 	}
 	c.closeWrite()
 }
 
-// writeBare writes an answer of status code alone, which ends with the
-// connection, as net/http's (no Date, no Content-Length).
-func (c *http1Conn) writeBare(code int) {
-	text := fmt.Sprintf("%d %s", code, http.StatusText(code))
-	fmt.Fprintf(c.bw, "HTTP/1.1 %s\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n%s", text, text)
+// isCommonNetReadError says whether err is a connection's end or its
+// deadline rather than a malformed request (net/http's test).
+func isCommonNetReadError(err error) bool {
+	if err == io.EOF {
+		return true
+	}
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		return true
+	}
+	if oe, ok := err.(*net.OpError); ok && oe.Op == "read" {
+		return true
+	}
+	return false
+}
+
+// refusal is the status net/http's server answers a request it read but
+// does not serve with, "" for a request to serve: an HTTP version other
+// than 1.x, an HTTP/1.1 request without a Host, a malformed Host, a header
+// name or value that is not valid.
+func refusal(req *http.Request) string {
+	switch {
+	case req.ProtoMajor != 1:
+		return "505 HTTP Version Not Supported: unsupported protocol version"
+	case req.ProtoAtLeast(1, 1) && req.Host == "" && req.Method != http.MethodConnect:
+		return "400 Bad Request: missing required Host header"
+	case !httpguts.ValidHostHeader(req.Host):
+		return "400 Bad Request: malformed Host header"
+	}
+	for k, vv := range req.Header {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return "400 Bad Request: invalid header name"
+		}
+		for _, v := range vv {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return "400 Bad Request: invalid header value"
+			}
+		}
+	}
+	return ""
+}
+
+// writeBare writes an answer of a status line and a text alone, which
+// ends with the connection, as net/http's own refusals (no Date, no
+// Content-Length).
+func (c *http1Conn) writeBare(status, text string) {
+	c.bw.WriteString("HTTP/1.1 " + status + "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n" + text)
 	c.bw.Flush()
 }
 

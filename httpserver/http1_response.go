@@ -184,10 +184,20 @@ func (w *http1Response) writeHead(length int64) {
 	if w.chunked {
 		bw.WriteString("Transfer-Encoding: chunked\r\n")
 	}
-	if hasToken(h.Get("Connection"), "close") {
+	switch {
+	case hasToken(h.Get("Connection"), "close"):
 		w.closeAfter = true
-	} else if w.closeAfter && w.req.ProtoAtLeast(1, 1) {
-		bw.WriteString("Connection: close\r\n")
+	case w.req.ProtoAtLeast(1, 1):
+		if w.closeAfter {
+			bw.WriteString("Connection: close\r\n")
+		}
+	case w.closeAfter:
+	case length >= 0 || w.contentLength >= 0:
+		// An HTTP/1.0 client that asked to keep the connection: it can
+		// when it knows where the body ends.
+		bw.WriteString("Connection: keep-alive\r\n")
+	default:
+		w.closeAfter = true
 	}
 	h.Write(bw)
 	bw.WriteString("\r\n")
