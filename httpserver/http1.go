@@ -107,14 +107,16 @@ func (s *http1Server) Serve(l net.Listener) error {
 			continue
 		}
 		retry.Succeeded()
-		c := &http1Conn{srv: s, rwc: rwc}
-		if !s.track(c) {
-			rwc.Close()
-			return http.ErrServerClosed
-		}
 		ctx := context.Background()
 		if s.connContext != nil {
 			ctx = s.connContext(ctx, rwc)
+		}
+		c := &http1Conn{srv: s, rwc: rwc}
+		ctx, c.cancel = context.WithCancel(ctx)
+		if !s.track(c) {
+			c.cancel()
+			rwc.Close()
+			return http.ErrServerClosed
 		}
 		go c.serve(ctx)
 	}
@@ -186,12 +188,14 @@ func (s *http1Server) closeIdle() bool {
 	return len(s.conns) == 0
 }
 
-// Close stops accepting and closes every connection at once.
+// Close stops accepting, closes every connection at once and ends the
+// context of the requests they were serving.
 func (s *http1Server) Close() error {
 	s.stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.conns {
+		c.cancel()
 		c.rwc.Close()
 	}
 	return nil
@@ -213,6 +217,9 @@ type http1Conn struct {
 	srv    *http1Server
 	rwc    net.Conn
 	active atomic.Bool // a request is being served (not idle)
+	// cancel ends the context of the connection's requests, when it
+	// closes or the server does (Close).
+	cancel context.CancelFunc
 	r      budgetReader
 	br     *bufio.Reader
 	bw     *bufio.Writer
@@ -226,6 +233,7 @@ type http1Conn struct {
 // serve serves the connection's requests in turn until it closes.
 func (c *http1Conn) serve(ctx context.Context) {
 	defer c.srv.forget(c)
+	defer c.cancel()
 	defer c.rwc.Close()
 	c.remote = c.rwc.RemoteAddr().String()
 	if tc, ok := c.rwc.(*tls.Conn); ok {

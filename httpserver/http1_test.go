@@ -59,6 +59,11 @@ func http1Handler(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "%s %s %d", r.Method, b, r.ContentLength)
 	case "/unread":
 		io.WriteString(w, "not read")
+	case "/oddheaders":
+		w.Header()["Bad Name"] = []string{"dropped"}
+		w.Header().Set("X-Broken", " a\r\nb\nc ")
+		w.Header()["X-Two"] = []string{"1", "2"}
+		io.WriteString(w, "odd")
 	case "/remote":
 		fmt.Fprintf(w, "%t %t", r.RemoteAddr != "", r.Host == "lapse")
 	default:
@@ -130,6 +135,7 @@ func http1Exchanges() []exchange {
 		{name: "HandlerCloses", raw: "GET /close HTTP/1.1\r\nHost: lapse\r\n\r\n"},
 		{name: "Head", raw: "HEAD /hello HTTP/1.1\r\nHost: lapse\r\n\r\n", head: true},
 		{name: "HeadNothing", raw: "HEAD /nothing HTTP/1.1\r\nHost: lapse\r\n\r\n", head: true},
+		{name: "OddHeaders", raw: "GET /oddheaders HTTP/1.1\r\nHost: lapse\r\n\r\n"},
 		{name: "Remote", raw: "GET /remote HTTP/1.1\r\nHost: lapse\r\n\r\n"},
 		{name: "EchoLength", raw: "POST /echo HTTP/1.1\r\nHost: lapse\r\nContent-Length: 5\r\n\r\nabcde"},
 		{name: "EchoChunked", raw: "PUT /echo HTTP/1.1\r\nHost: lapse\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"},
@@ -436,5 +442,39 @@ func readAnswers(out []byte) []answer {
 		resp.Header.Del("Date")
 		answers = append(answers, answer{Proto: resp.Proto, Status: resp.Status, Header: resp.Header, Body: string(body),
 			Close: resp.Close, Chunked: len(resp.TransferEncoding) > 0, Length: resp.ContentLength})
+	}
+}
+
+// A Close whose wait runs out cuts the connections still busy and ends
+// their requests' contexts, so that a handler waiting on one returns.
+func TestCloseEndsTheContextOfARequestItCuts(t *testing.T) {
+	forEachLoop(t, testCloseEndsTheContextOfARequestItCuts)
+}
+
+func testCloseEndsTheContextOfARequestItCuts(t *testing.T, loop func(*httpserver.Server)) {
+	started, ended := make(chan struct{}), make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		<-r.Context().Done()
+		close(ended)
+	})
+	s := httpserver.New("test API", "127.0.0.1:0", h, nil)
+	loop(s)
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	c := &http.Client{Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	go c.Get("http://" + s.Addr().String())
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := s.Close(ctx); err == nil {
+		t.Error("Close waited out a request that never ends")
+	}
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler's context is still alive after Close")
 	}
 }
