@@ -91,16 +91,18 @@ func (s *Server) partitionCount() int {
 // Server is the Cosmos DB REST server.
 type Server struct {
 	*httpserver.Server
-	cfg     Config
-	log     *slog.Logger
-	key     []byte
-	etags   etagSource
-	acts    activityIDs
-	macs    sync.Pool // HMAC-SHA256s of key, for signatureOK
-	metas   metaCache
-	rids    ridIndex
-	docNums docNumbers
-	account accountSettings
+	cfg   Config
+	log   *slog.Logger
+	key   []byte
+	etags etagSource
+	acts  activityIDs
+	macs  sync.Pool // HMAC-SHA256s of key, for signatureOK
+	// lastDate is the last request date authorize parsed (parseDate).
+	lastDate atomic.Pointer[parsedDate]
+	metas    metaCache
+	rids     ridIndex
+	docNums  docNumbers
+	account  accountSettings
 	// versions are the containers' changes for the all-versions-and-deletes
 	// change feed (versions.go).
 	versions versionLogs
