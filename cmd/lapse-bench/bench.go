@@ -59,6 +59,9 @@ type benchConfig struct {
 	// CeilingTLS makes the ceiling answer over HTTPS, with a certificate
 	// of its own, as lapse's and the other emulators' Cosmos DB ports do.
 	CeilingTLS bool
+	// CeilingOwnHTTP1 makes the ceiling serve with httpserver's own
+	// HTTP/1.1 loop, lapse's, rather than net/http's server.
+	CeilingOwnHTTP1 bool
 	// Servers, when set, makes lapse-bench start them itself and run the
 	// scenarios against each in turn, Rounds times, and compare them with
 	// References (bench_side.go).
@@ -124,7 +127,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	if c.CeilingAddr != "" {
-		if err := serveCosmosCeiling(ctx, c.CeilingAddr, c.CeilingTLS, stdout); err != nil {
+		if err := serveCosmosCeiling(ctx, c.CeilingAddr, c.CeilingTLS, c.CeilingOwnHTTP1, stdout); err != nil {
 			fmt.Fprintf(stderr, "lapse-bench: --serve-cosmos-ceiling: %s\n", oneLine(err))
 			return 1
 		}
@@ -239,6 +242,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 		"answers the cosmos scenarios (but cosmos-query-pk) with fixed answers and keeps nothing, the most any\n"+
 		"server could let the client do on this machine; point --cosmos-url of another lapse-bench at it")
 	fs.BoolVar(&c.CeilingTLS, "ceiling-tls", false, "serve the --serve-cosmos-ceiling account over HTTPS (a self-signed certificate), as emulators serve theirs")
+	fs.BoolVar(&c.CeilingOwnHTTP1, "ceiling-own-http1", false, "serve the --serve-cosmos-ceiling account with lapse's own HTTP/1.1 loop, as lapse serves Cosmos DB, rather than net/http's server, as cosmium does")
 	fs.Var(&c.Servers, "server", "NAME=COMMAND: a server to run the cosmos scenarios against side by side with the others given\n"+
 		"(twice or more): lapse-bench starts it with COMMAND (split at spaces, no shell) for each round, a fresh\n"+
 		"one each time, runs the scenarios against it over HTTPS, with its CPU measured, and stops it (SIGTERM).\n"+

@@ -98,13 +98,15 @@ func cosmosCeiling(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveCosmosCeiling serves the ceiling on addr until ctx ends, over HTTPS
-// when withTLS, saying where on out.
-func serveCosmosCeiling(ctx context.Context, addr string, withTLS bool, out io.Writer) error {
+// when withTLS, with httpserver's own HTTP/1.1 loop when ownHTTP1 (else
+// net/http's server), saying where on out.
+func serveCosmosCeiling(ctx context.Context, addr string, withTLS, ownHTTP1 bool, out io.Writer) error {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
 	scheme := "http"
+	var tlsConfig *tls.Config
 	if withTLS {
 		certPEM, keyPEM, err := httpserver.SelfSignedCert([]string{"localhost", "127.0.0.1"}, time.Now())
 		if err != nil {
@@ -114,8 +116,28 @@ func serveCosmosCeiling(ctx context.Context, addr string, withTLS bool, out io.W
 		if err != nil {
 			return err
 		}
-		l = tls.NewListener(l, &tls.Config{Certificates: []tls.Certificate{cert}})
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
 		scheme = "https"
+	}
+	if ownHTTP1 {
+		// As lapse serves Cosmos DB: TLS told from plain HTTP by the
+		// first byte, the own loop.
+		s := httpserver.New("Cosmos DB ceiling", addr, http.HandlerFunc(cosmosCeiling), nil)
+		if tlsConfig != nil {
+			s.ServeTLS(tlsConfig)
+		}
+		s.ServeOwnHTTP1()
+		if err := s.Serve(l); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "lapse-bench: the Cosmos DB ceiling answers on %s://%s/ (own HTTP/1.1 loop; keeps nothing; --cosmos-url of the cosmos scenarios but cosmos-query-pk)\n", scheme, l.Addr())
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		return s.Close(sctx)
+	}
+	if tlsConfig != nil {
+		l = tls.NewListener(l, tlsConfig)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(cosmosCeiling), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(out, "lapse-bench: the Cosmos DB ceiling answers on %s://%s/ (keeps nothing; --cosmos-url of the cosmos scenarios but cosmos-query-pk)\n", scheme, l.Addr())
