@@ -107,6 +107,15 @@ func (w *http1Response) write(n int, p []byte, s string) (int, error) {
 		}
 		return n, nil
 	}
+	if err := w.writeOut(n, p, s); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// writeOut writes p, or s when p is nil, of n bytes, to the connection's
+// buffer after the headers, as a chunk when the body is chunked.
+func (w *http1Response) writeOut(n int, p []byte, s string) error {
 	bw := w.c.bw
 	if w.chunked {
 		bw.WriteString(strconv.FormatInt(int64(n), 16))
@@ -120,10 +129,8 @@ func (w *http1Response) write(n int, p []byte, s string) (int, error) {
 	if w.chunked {
 		bw.WriteString("\r\n")
 	}
-	if _, err := bw.Write(nil); err != nil {
-		return 0, err
-	}
-	return n, nil
+	_, err := bw.Write(nil) // the buffer's first error, if any
+	return err
 }
 
 // send writes the status line, the headers and the body held so far; the
@@ -142,16 +149,13 @@ func (w *http1Response) send() error {
 	}
 	w.writeHead(-1)
 	w.sent = true
-	if len(w.buf) > 0 {
-		held := w.buf
-		w.buf = w.buf[:0]
-		w.written -= int64(len(held))
-		if _, err := w.write(len(held), held, ""); err != nil {
-			return err
-		}
+	held := w.buf
+	w.buf = w.buf[:0]
+	if len(held) == 0 {
+		_, err := w.c.bw.Write(nil)
+		return err
 	}
-	_, err := w.c.bw.Write(nil)
-	return err
+	return w.writeOut(len(held), held, "")
 }
 
 // writeHead writes the status line and the headers, with a Content-Length
