@@ -25,7 +25,7 @@
     if (!host.accepting()) {
       return false;
     }
-    var r = host.op(op, JSON.stringify(args));
+    var r = host.op(op, args);
     var err = r.status >= 400 ? opError(r) : undefined;
     // The result is parsed only for a callback that can see it: one that
     // names it, or reads its arguments (a bulk import's callback takes
@@ -40,8 +40,24 @@
     return true;
   }
 
+  // wanting keeps wants' answer by the callback's source: a loop makes a
+  // new callback each time round, of the same source.
+  var wanting = Object.create(null);
+
   function wants(callback) {
-    return callback !== undefined && (callback.length >= 2 || /\barguments\b/.test(String(callback)));
+    if (callback === undefined) {
+      return false;
+    }
+    if (callback.length >= 2) {
+      return true;
+    }
+    var src = String(callback);
+    var w = wanting[src];
+    if (w === undefined) {
+      w = /\barguments\b/.test(src);
+      wanting[src] = w;
+    }
+    return w;
   }
 
   // split sorts the optional options and callback of a call.
@@ -148,11 +164,6 @@
     return out;
   }
 
-  function text(v) {
-    var s = v === undefined ? undefined : JSON.stringify(v);
-    return s === undefined ? "" : s;
-  }
-
   return {
     getContext: function () { return context; },
     console: { log: function () { host.log(format(Array.prototype.slice.call(arguments))); } },
@@ -168,9 +179,10 @@
         queue.shift()();
       }
     },
-    // result returns the response's body and the request's, as JSON.
+    // result returns the response's body and the request's, which
+    // script.go writes as JSON.
     result: function () {
-      return { body: text(state.body), request: text(state.request) };
+      return { body: state.body, request: state.request };
     }
   };
 })

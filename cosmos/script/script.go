@@ -185,6 +185,7 @@ type sandbox struct {
 	vm    *goja.Runtime
 	api   *goja.Object
 	parse goja.Callable // JSON.parse
+	enc   *encoder
 	log   []string
 	w     *watch
 }
@@ -205,17 +206,27 @@ func (r *Runner) newSandbox(host Host, self, alt string) (*sandbox, error) {
 	set("maxBodySize", r.limits.MaxBodySize)
 	set("accepting", func() bool { return sb.w == nil || sb.w.accepting() })
 	set("log", func(line string) { sb.log = append(sb.log, line) })
-	set("op", func(op, args string) map[string]any {
+	// op takes the call's arguments as the script's value, which it
+	// writes as JSON itself (encode.go), and answers {status, body,
+	// message}.
+	set("op", func(call goja.FunctionCall) goja.Value {
+		status, body, message := 200, "", ""
 		if host == nil {
-			return map[string]any{"status": 400, "body": "", "message": "This script cannot reach the collection."}
-		}
-		b, err := host.Op(op, []byte(args))
-		if err != nil {
+			status, message = 400, "This script cannot reach the collection."
+		} else if args, _, err := sb.enc.encode(call.Argument(1)); err != nil {
+			panic(err) // a JavaScript exception: the script sees it thrown
+		} else if b, err := host.Op(call.Argument(0).String(), args); err != nil {
 			oe := &OpError{Status: 500, Message: err.Error()}
 			errors.As(err, &oe)
-			return map[string]any{"status": oe.Status, "body": "", "message": oe.Message}
+			status, message = oe.Status, oe.Message
+		} else {
+			body = string(b)
 		}
-		return map[string]any{"status": 200, "body": string(b), "message": ""}
+		res := vm.NewObject()
+		_ = res.Set("status", status)
+		_ = res.Set("body", body)
+		_ = res.Set("message", message)
+		return res
 	})
 	fnv, err := vm.RunProgram(r.prelude)
 	if err != nil {
@@ -234,6 +245,7 @@ func (r *Runner) newSandbox(host Host, self, alt string) (*sandbox, error) {
 		return nil, err
 	}
 	sb.parse, _ = goja.AssertFunction(vm.Get("JSON").ToObject(vm).Get("parse"))
+	sb.enc = newEncoder(vm)
 	return sb, nil
 }
 
@@ -312,11 +324,11 @@ func (sb *sandbox) run(prog *goja.Program, c Call) (Result, error) {
 	}
 	o := out.ToObject(sb.vm)
 	var res Result
-	if s := o.Get("body").String(); s != "" {
-		res.Body = []byte(s)
+	if res.Body, _, err = sb.enc.encode(o.Get("body")); err != nil {
+		return Result{}, err
 	}
-	if s := o.Get("request").String(); s != "" {
-		res.Request = []byte(s)
+	if res.Request, _, err = sb.enc.encode(o.Get("request")); err != nil {
+		return Result{}, err
 	}
 	return res, nil
 }

@@ -10,7 +10,6 @@ type Functions struct {
 	r   *Runner
 	sb  *sandbox
 	fns map[string]goja.Callable
-	str goja.Callable // JSON.stringify
 }
 
 // Functions compiles the user-defined functions of srcs (by name) into
@@ -21,8 +20,7 @@ func (r *Runner) Functions(srcs map[string]string) (*Functions, error) {
 	if err != nil {
 		return nil, err
 	}
-	str, _ := goja.AssertFunction(sb.vm.Get("JSON").ToObject(sb.vm).Get("stringify"))
-	f := &Functions{r: r, sb: sb, fns: map[string]goja.Callable{}, str: str}
+	f := &Functions{r: r, sb: sb, fns: map[string]goja.Callable{}}
 	for name, src := range srcs {
 		prog, err := r.compile(src)
 		if err != nil {
@@ -67,7 +65,8 @@ func (f *Functions) Call(name string, args [][]byte) ([]byte, error) {
 	if !ok {
 		return nil, &Error{Kind: Thrown, Message: "ReferenceError: " + name + " is not defined"}
 	}
-	v, err := f.guard(func() (goja.Value, error) {
+	var b []byte
+	_, err := f.guard(func() (goja.Value, error) {
 		vals := make([]goja.Value, len(args))
 		for i, a := range args {
 			var err error
@@ -79,13 +78,11 @@ func (f *Functions) Call(name string, args [][]byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return f.str(goja.Undefined(), out)
+		b, _, err = f.sb.enc.encode(out)
+		return nil, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	if goja.IsUndefined(v) {
-		return nil, nil
-	}
-	return []byte(v.String()), nil
+	return b, nil
 }
