@@ -118,3 +118,34 @@ func TestEncodeThrowsWhatJSONStringifyThrows(t *testing.T) {
 		}
 	}
 }
+
+// FuzzEncodeAgainstJSONStringify parses any JSON text in a sandbox and
+// holds encode's output for the value to JSON.stringify's.
+func FuzzEncodeAgainstJSONStringify(f *testing.F) {
+	for _, seed := range []string{
+		`{"id":"a","pk":"p","n":7,"f":-1.5e-9,"t":true,"z":null,"tags":["x",1,false]}`,
+		`"\u0000\u001f\"\\\/\b\f\n\r\t\u2028\ud83d\ude00"`,
+		`[1e308,-0,0.1,123456789012345678901234567890,5e-324]`,
+		`{"__proto__":1,"10":"ten","2":"two","b":{"a":[[],{}]}}`,
+	} {
+		f.Add(seed)
+	}
+	vm := goja.New()
+	e := newEncoder(vm)
+	parse, _ := goja.AssertFunction(vm.Get("JSON").ToObject(vm).Get("parse"))
+	str, _ := goja.AssertFunction(vm.Get("JSON").ToObject(vm).Get("stringify"))
+	f.Fuzz(func(t *testing.T, text string) {
+		v, err := parse(goja.Undefined(), vm.ToValue(text))
+		if err != nil {
+			return // not JSON
+		}
+		want, err := str(goja.Undefined(), v)
+		if err != nil {
+			t.Fatalf("JSON.stringify: %v", err)
+		}
+		got, ok, err := e.encode(v)
+		if err != nil || !ok || string(got) != want.String() {
+			t.Fatalf("encode(%q) = %q, %v, %v; JSON.stringify = %q", text, got, ok, err, want.String())
+		}
+	})
+}
