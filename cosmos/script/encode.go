@@ -1,7 +1,6 @@
 package script
 
 import (
-	"math/big"
 	"reflect"
 	"strconv"
 	"strings"
@@ -66,17 +65,17 @@ func newEncoder(vm *goja.Runtime) *encoder {
 	return e
 }
 
-// encode returns v as JSON.stringify writes it, and false when it writes
+// encode returns v as JSON.stringify writes it, nil when it writes
 // undefined (v is undefined, a function or a symbol). A JavaScript
 // exception (a cycle, a BigInt, a getter that throws) is the error.
-func (e *encoder) encode(v goja.Value) ([]byte, bool, error) {
+func (e *encoder) encode(v goja.Value) ([]byte, error) {
 	e.out = nil
 	if _, err := e.call(goja.Undefined(), v); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	b := e.out
 	e.out = nil
-	return b, b != nil, nil
+	return b, nil
 }
 
 // appendJSON appends v as JSON.stringify writes it. It returns b
@@ -113,10 +112,8 @@ func appendJSON(b []byte, v goja.Value, depth int) ([]byte, bool) {
 			return b, false
 		}
 		return appendQuoted(b, x), true
-	case *big.Int:
-		return b, false
 	}
-	return b, false
+	return b, false // a BigInt, which JSON.stringify refuses
 }
 
 // appendObject appends a plain object or an array.
@@ -180,7 +177,9 @@ func appendObject(b []byte, o *goja.Object, depth int) ([]byte, bool) {
 }
 
 // appendQuoted appends s as a JSON string, escaped as JSON.stringify
-// escapes it: the quote, the backslash and the control characters.
+// escapes it: the quote, the backslash and the control characters. (The
+// query package's appendString also escapes U+2028 and U+2029, as
+// encoding/json does, which JSON.stringify does not.)
 func appendQuoted(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')

@@ -213,7 +213,7 @@ func (r *Runner) newSandbox(host Host, self, alt string) (*sandbox, error) {
 		status, body, message := 200, "", ""
 		if host == nil {
 			status, message = 400, "This script cannot reach the collection."
-		} else if args, _, err := sb.enc.encode(call.Argument(1)); err != nil {
+		} else if args, err := sb.enc.encode(call.Argument(1)); err != nil {
 			panic(err) // a JavaScript exception: the script sees it thrown
 		} else if b, err := host.Op(call.Argument(0).String(), args); err != nil {
 			oe := &OpError{Status: 500, Message: err.Error()}
@@ -324,10 +324,10 @@ func (sb *sandbox) run(prog *goja.Program, c Call) (Result, error) {
 	}
 	o := out.ToObject(sb.vm)
 	var res Result
-	if res.Body, _, err = sb.enc.encode(o.Get("body")); err != nil {
+	if res.Body, err = sb.enc.encode(o.Get("body")); err != nil {
 		return Result{}, err
 	}
-	if res.Request, _, err = sb.enc.encode(o.Get("request")); err != nil {
+	if res.Request, err = sb.enc.encode(o.Get("request")); err != nil {
 		return Result{}, err
 	}
 	return res, nil

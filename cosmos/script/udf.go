@@ -78,7 +78,7 @@ func (f *Functions) Call(name string, args [][]byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		b, _, err = f.sb.enc.encode(out)
+		b, err = f.sb.enc.encode(out)
 		return nil, err
 	})
 	if err != nil {
