@@ -98,12 +98,10 @@ var errClosed = errors.New("connection closed")
 // serve runs the connection: the handshake, then frames until it closes.
 func (c *conn) serve(header [8]byte) {
 	defer c.nc.Close()
-	if header != wire.ProtocolHeader {
-		// RabbitMQ's answer to a protocol it does not speak: the header of
-		// the one it does, then close.
-		c.nc.Write(wire.ProtocolHeader[:])
-		return
-	}
+	// The writer runs for every connection served, and every way out of
+	// serve closes it here: forceClose waits for its end before it closes
+	// the socket, so a way out that never started it held Server.Close for
+	// twice closeTimeout (a CI failure of TestUnsupportedProtocolHeader).
 	go c.w.run()
 	defer func() {
 		c.teardown()
@@ -113,6 +111,12 @@ func (c *conn) serve(header [8]byte) {
 		case <-time.After(closeTimeout):
 		}
 	}()
+	if header != wire.ProtocolHeader {
+		// RabbitMQ's answer to a protocol it does not speak: the header of
+		// the one it does, then close.
+		c.w.write(func(b []byte) []byte { return append(b, wire.ProtocolHeader[:]...) })
+		return
+	}
 	if err := c.handshake(); err != nil {
 		c.fail(err)
 		return

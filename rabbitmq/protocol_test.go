@@ -2,9 +2,11 @@ package rabbitmq_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -235,6 +237,49 @@ func TestUnsupportedProtocolHeader(t *testing.T) {
 	if string(got) != "AMQP\x00\x00\x09\x01" {
 		t.Fatalf("answer %q, want RabbitMQ's protocol header and close", got)
 	}
+}
+
+// A server closed while it answers a protocol it does not speak closes at
+// once. The close used to wait for a frame writer that way out never
+// started, longer than the fixture's bound.
+func TestCloseWhileRefusingAProtocol(t *testing.T) {
+	f := MustServer(t)
+	srv, cli := net.Pipe()
+	defer cli.Close()
+	w := &writeSignal{Conn: srv, writing: make(chan struct{})}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		f.s.ServeConn(w, [8]byte([]byte("AMQP\x00\x01\x00\x00")))
+	}()
+	// The pipe holds the answer until it is read, the connection
+	// registered meanwhile.
+	<-w.writing
+	f.s.CloseConnections("test")
+	var got [8]byte
+	if _, err := io.ReadFull(cli, got[:]); err != nil || got != wire.ProtocolHeader {
+		t.Fatalf("answer %q, %v; want RabbitMQ's protocol header", got, err)
+	}
+	<-served
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := f.s.Close(ctx); err != nil {
+		t.Fatalf("closing the server: %v", err)
+	}
+}
+
+// writeSignal is a connection that closes writing when a write begins.
+type writeSignal struct {
+	net.Conn
+	began   atomic.Bool
+	writing chan struct{}
+}
+
+func (w *writeSignal) Write(b []byte) (int, error) {
+	if w.began.CompareAndSwap(false, true) {
+		close(w.writing)
+	}
+	return w.Conn.Write(b)
 }
 
 func TestPermissions(t *testing.T) {
