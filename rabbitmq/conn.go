@@ -62,7 +62,9 @@ type conn struct {
 	// (forceClose), which the serving goroutine carries out.
 	forced string
 	// forcing is forced != "", read without the lock before each frame.
-	forcing   atomic.Bool
+	forcing atomic.Bool
+	// backstop is set once armBackstop has run.
+	backstop  bool
 	closed    chan struct{}
 	closeOnce sync.Once
 }
@@ -213,6 +215,7 @@ func (c *conn) closeWith(ae *amqpError) {
 	if already {
 		return
 	}
+	c.armBackstop()
 	c.send(0, &wire.ConnectionClose{ReplyCode: ae.code, ReplyText: ae.text, ClassID: ae.classID, MethodID: ae.methodID})
 	c.nc.SetReadDeadline(time.Now().Add(closeTimeout))
 	for {
@@ -244,19 +247,32 @@ func (c *conn) closeWith(ae *amqpError) {
 // channels.
 func (c *conn) forceClose(explanation string) {
 	c.mu.Lock()
-	already := c.closing || c.forced != ""
-	if !already {
+	if !c.closing && c.forced == "" {
 		c.forced = explanation
 		c.forcing.Store(true)
 		c.nc.SetReadDeadline(time.Now())
 	}
 	c.mu.Unlock()
-	if already {
+	c.armBackstop()
+}
+
+// armBackstop closes the socket twice closeTimeout after a close began,
+// a forced one or one the server sent (closeWith), unless the writer has
+// ended first: a client that reads nothing holds the serving goroutine
+// in a send for as long as it wants (the writer's back-pressure), and
+// only the socket's close ends that send. Every close arms it, whatever
+// closed the connection before: a forced close of a connection already
+// closing used to arm nothing, and one whose client had stopped reading
+// held Server.Close for ever. Server.Close waits for it.
+func (c *conn) armBackstop() {
+	c.mu.Lock()
+	armed := c.backstop
+	c.backstop = true
+	s := c.s // moveTo may change it until the connection is open
+	c.mu.Unlock()
+	if armed {
 		return
 	}
-	// A client that reads nothing, or a serving goroutine held elsewhere,
-	// must not keep the socket open: it closes after twice closeTimeout at
-	// the latest. Server.Close waits for it.
 	closeSocket := func() {
 		select {
 		case <-c.w.done:
@@ -264,9 +280,6 @@ func (c *conn) forceClose(explanation string) {
 		}
 		c.nc.Close()
 	}
-	c.mu.Lock()
-	s := c.s // moveTo may change it until the connection is open
-	c.mu.Unlock()
 	if !s.goForConn(c, closeSocket) {
 		c.nc.Close() // serving it has ended already
 	}

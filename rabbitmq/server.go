@@ -246,6 +246,12 @@ func (s *Server) Close(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
+		// What still runs is held by its socket: close them all, so that
+		// nothing a connection does outlives the server for long.
+		s.conns.Range(func(k, _ any) bool {
+			k.(*conn).nc.Close()
+			return true
+		})
 		return ctx.Err()
 	}
 }
