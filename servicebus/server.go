@@ -320,13 +320,41 @@ func (s *Server) isClosed() bool {
 	return s.closed
 }
 
+// forceCloseBound is how long CloseConnections lets the connections say
+// why they close before it closes their sockets.
+const forceCloseBound = 2 * time.Second
+
 // CloseConnections closes every client connection with
-// amqp:connection:forced.
+// amqp:connection:forced, all at once, and returns within
+// forceCloseBound and a moment. A connection whose client reads nothing
+// holds its writer in a write, and the close's flush waits for that
+// writer: one such connection held Close, and the control API's reset,
+// for the writer's deadline of minutes, and each connection after it
+// waited its turn. Once the bound is past, the sockets still open are
+// closed, which ends every write on them.
 func (s *Server) CloseConnections(reason string) {
+	var cs []*conn
 	s.conns.Range(func(k, _ any) bool {
-		k.(*conn).forceClose(reason)
+		cs = append(cs, k.(*conn))
 		return true
 	})
+	var wg sync.WaitGroup
+	for _, c := range cs {
+		wg.Go(func() { c.forceClose(reason) })
+	}
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(forceCloseBound):
+		for _, c := range cs {
+			c.nc.Close()
+		}
+		<-done
+	}
 }
 
 // detachNodes detaches the receivers of deleted nodes, and returns once
