@@ -53,14 +53,14 @@ var allowed = map[string][]string{
 }
 
 // testOnly are the packages of ours that only test files may import.
-var testOnly = []string{"clienttest", "internal/testdeadline", "internal/connmem", "internal/leakcheck"}
+var testOnly = []string{"clienttest", "internal/testdeadline", "internal/connmem", "internal/leakcheck", "internal/watchconn"}
 
 // leaves are the packages of ours that import nothing of ours and that
 // every package may import: the servers' mutexes (sync's, or the lock-order
 // checker's in a deadlock build), MurmurHash3 (Cosmos DB's partition key
 // hashes), and, for tests, a step that must not hang, the measure of an
 // idle connection's memory and the goroutine-leak check.
-var leaves = []string{"internal/lockorder", "internal/murmur3", "internal/testdeadline", "internal/connmem", "internal/leakcheck"}
+var leaves = []string{"internal/lockorder", "internal/murmur3", "internal/testdeadline", "internal/connmem", "internal/leakcheck", "internal/watchconn"}
 
 func TestImportsPointInward(t *testing.T) {
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {

@@ -4,28 +4,12 @@ import (
 	"bytes"
 	"context"
 	"net"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/internal/watchconn"
 	"github.com/lapse-emulator/lapse/rabbitmq/wire"
 )
-
-// bigWrite is a connection that closes writing when a write of more than
-// a MiB begins.
-type bigWrite struct {
-	net.Conn
-	began   atomic.Bool
-	writing chan struct{}
-}
-
-func (w *bigWrite) Write(b []byte) (int, error) {
-	if len(b) > 1<<20 && w.began.CompareAndSwap(false, true) {
-		close(w.writing)
-	}
-	return w.Conn.Write(b)
-}
 
 // A client that stops reading and then breaks the protocol leaves the
 // server's connection.close stuck behind the frames it does not read. A
@@ -34,19 +18,11 @@ func (w *bigWrite) Write(b []byte) (int, error) {
 // forced close of a connection already closing used to arm none, and the
 // connection outlived the server.
 func TestCloseOfAConnectionThatStoppedReading(t *testing.T) {
-	clock := core.NewClock(time.Now)
-	e := core.NewEngine(core.Config{Store: core.NewMemStore()})
-	s := New(Config{Engine: e, Now: clock.Now, Version: "test"})
-	e.Register(core.RabbitMQ, s.Hooks())
-	if err := e.Recover(context.Background(), clock.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
+	s, _, _ := mustBareServer(t)
 	srv, cli := net.Pipe()
 	defer cli.Close()
-	w := &bigWrite{Conn: srv, writing: make(chan struct{})}
+	// The first write above the writer's high water.
+	w := watchconn.New(srv, func(b []byte) bool { return len(b) > highWater })
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -90,7 +66,7 @@ func TestCloseOfAConnectionThatStoppedReading(t *testing.T) {
 	// From here the client reads nothing: the first message holds the
 	// writer in its write, the second fills its buffer.
 	send(1, &wire.BasicGet{Queue: "q", NoAck: true})
-	<-w.writing
+	<-w.Began()
 	send(1, &wire.BasicGet{Queue: "q", NoAck: true})
 	// A frame without its end octet: 501 FRAME_ERROR, whose
 	// connection.close waits behind both.

@@ -63,8 +63,8 @@ type conn struct {
 	forced string
 	// forcing is forced != "", read without the lock before each frame.
 	forcing atomic.Bool
-	// backstop is set once armBackstop has run.
-	backstop  bool
+	// backstop arms the close's backstop once (armBackstop).
+	backstop  sync.Once
 	closed    chan struct{}
 	closeOnce sync.Once
 }
@@ -265,24 +265,21 @@ func (c *conn) forceClose(explanation string) {
 // closing used to arm nothing, and one whose client had stopped reading
 // held Server.Close for ever. Server.Close waits for it.
 func (c *conn) armBackstop() {
-	c.mu.Lock()
-	armed := c.backstop
-	c.backstop = true
-	s := c.s // moveTo may change it until the connection is open
-	c.mu.Unlock()
-	if armed {
-		return
-	}
-	closeSocket := func() {
-		select {
-		case <-c.w.done:
-		case <-time.After(2 * closeTimeout):
+	c.backstop.Do(func() {
+		c.mu.Lock()
+		s := c.s // moveTo may change it until the connection is open
+		c.mu.Unlock()
+		closeSocket := func() {
+			select {
+			case <-c.w.done:
+			case <-time.After(2 * closeTimeout):
+			}
+			c.nc.Close()
 		}
-		c.nc.Close()
-	}
-	if !s.goForConn(c, closeSocket) {
-		c.nc.Close() // serving it has ended already
-	}
+		if !s.goForConn(c, closeSocket) {
+			c.nc.Close() // serving it has ended already
+		}
+	})
 }
 
 // setReadDeadline sets the socket's read deadline to t, or to now once

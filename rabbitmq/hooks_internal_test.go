@@ -15,18 +15,7 @@ import (
 // does not wait for itself. (The Deleted hook, under topoMu, is
 // hooks_test.go's.)
 func TestAvailableDoesNotRunUnderTheCallersLock(t *testing.T) {
-	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	clock := core.NewClock(func() time.Time { return t0 })
-	clock.Freeze()
-	e := core.NewEngine(core.Config{Store: core.NewMemStore()})
-	s := New(Config{Engine: e, Now: clock.Now, Version: "test"})
-	e.Register(core.RabbitMQ, s.Hooks())
-	if err := e.Recover(context.Background(), clock.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
+	s, e, clock := mustBareServer(t)
 	if _, _, _, err := s.queueDeclare(nil, "/", &wire.QueueDeclare{Queue: "q"}); err != nil {
 		t.Fatal(err)
 	}

@@ -6,12 +6,12 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/internal/watchconn"
 	"github.com/lapse-emulator/lapse/rabbitmq"
 	"github.com/lapse-emulator/lapse/rabbitmq/wire"
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -246,7 +246,7 @@ func TestCloseWhileRefusingAProtocol(t *testing.T) {
 	f := MustServer(t)
 	srv, cli := net.Pipe()
 	defer cli.Close()
-	w := &writeSignal{Conn: srv, writing: make(chan struct{})}
+	w := watchconn.New(srv, nil)
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -254,7 +254,7 @@ func TestCloseWhileRefusingAProtocol(t *testing.T) {
 	}()
 	// The pipe holds the answer until it is read, the connection
 	// registered meanwhile.
-	<-w.writing
+	<-w.Began()
 	f.s.CloseConnections("test")
 	var got [8]byte
 	if _, err := io.ReadFull(cli, got[:]); err != nil || got != wire.ProtocolHeader {
@@ -266,20 +266,6 @@ func TestCloseWhileRefusingAProtocol(t *testing.T) {
 	if err := f.s.Close(ctx); err != nil {
 		t.Fatalf("closing the server: %v", err)
 	}
-}
-
-// writeSignal is a connection that closes writing when a write begins.
-type writeSignal struct {
-	net.Conn
-	began   atomic.Bool
-	writing chan struct{}
-}
-
-func (w *writeSignal) Write(b []byte) (int, error) {
-	if w.began.CompareAndSwap(false, true) {
-		close(w.writing)
-	}
-	return w.Conn.Write(b)
 }
 
 func TestPermissions(t *testing.T) {

@@ -8,41 +8,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lapse-emulator/lapse/core"
+	"github.com/lapse-emulator/lapse/internal/testdeadline"
+	"github.com/lapse-emulator/lapse/internal/watchconn"
 	"github.com/lapse-emulator/lapse/servicebus/amqp"
 )
-
-// armedWrite is a connection that closes writing when a write begins
-// after armed is set.
-type armedWrite struct {
-	net.Conn
-	armed   atomic.Bool
-	began   atomic.Bool
-	writing chan struct{}
-}
-
-func (w *armedWrite) Write(b []byte) (int, error) {
-	if w.armed.Load() && w.began.CompareAndSwap(false, true) {
-		close(w.writing)
-	}
-	return w.Conn.Write(b)
-}
 
 // A client that reads nothing holds the connection's writer in a write.
 // The server's close still returns within its bound: it used to wait for
 // that write, up to the writer's deadline of minutes, before it even
 // began to wait for its context.
 func TestCloseOfAConnectionThatStoppedReading(t *testing.T) {
-	clock := core.NewClock(time.Now)
-	e := core.NewEngine(core.Config{Store: core.NewMemStore()})
-	s := New(Config{Engine: e, Now: clock.Now, Version: "test"})
-	e.Register(core.ServiceBus, s.Hooks())
-	if err := e.Recover(context.Background(), clock.Now()); err != nil {
-		t.Fatal(err)
-	}
+	s, _, _ := mustBareServer(t)
 	srv, cli := net.Pipe()
 	defer cli.Close()
-	w := &armedWrite{Conn: srv, writing: make(chan struct{})}
+	var armed atomic.Bool
+	w := watchconn.New(srv, func([]byte) bool { return armed.Load() })
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -61,25 +41,18 @@ func TestCloseOfAConnectionThatStoppedReading(t *testing.T) {
 	}
 	// From here the client reads nothing: the answer to its begin holds
 	// the writer.
-	w.armed.Store(true)
+	armed.Store(true)
 	b, _ = amqp.AppendFrame(nil, amqp.FrameAMQP, 0, &amqp.Begin{IncomingWindow: 100, OutgoingWindow: 100}, nil)
 	if _, err := cli.Write(b); err != nil {
 		t.Fatal(err)
 	}
-	<-w.writing
-	closed := make(chan error, 1)
-	go func() {
+	<-w.Began()
+	testdeadline.Within(t, 15*time.Second, "closing the server behind a writer held by its client", func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		closed <- s.Close(ctx)
-	}()
-	select {
-	case err := <-closed:
-		if err != nil {
-			t.Fatalf("closing the server: %v", err)
+		if err := s.Close(ctx); err != nil {
+			t.Errorf("closing the server: %v", err)
 		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("closing the server took more than its context's 10 s")
-	}
+	})
 	<-served
 }
