@@ -78,7 +78,7 @@ func (s *Server) getAccount(c *gin.Context) {
 	h := c.Writer.Header()
 	h.Set("x-ms-max-media-storage-usage-mb", "10240")
 	h.Set("x-ms-media-storage-usage-mb", "0")
-	c.Data(http.StatusOK, "application/json", []byte(body))
+	writeJSON(c, http.StatusOK, []byte(body))
 }
 
 // endpointHost returns the host and port of the account's endpoint for a

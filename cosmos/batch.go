@@ -134,7 +134,7 @@ func (s *Server) batch(c *gin.Context, ct *container) {
 	s.itemSession(c, ct, pk.canon(), lsn)
 	setLSN(c, lsn)
 	setCharge(c, batchCharge(results))
-	c.Data(status, "application/json", batchBody(results, isMinimal(c)))
+	writeJSON(c, status, batchBody(results, isMinimal(c)))
 }
 
 // uniqueRefused returns the operation whose item the engine refused with
@@ -397,7 +397,7 @@ func (s *Server) bulk(c *gin.Context, ct *container) {
 	}
 	s.itemHeaders(c, ct)
 	setCharge(c, batchCharge(results))
-	c.Data(status, "application/json", batchBody(results, isMinimal(c)))
+	writeJSON(c, status, batchBody(results, isMinimal(c)))
 }
 
 // bulkOp runs one operation of a bulk request, as a batch of its own under

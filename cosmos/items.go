@@ -305,20 +305,21 @@ func (s *Server) itemSession(c *gin.Context, ct *container, group string, lsn ui
 // without it, or with a range it does not know, for a sign of a split and
 // drops its cached ranges (issue 26).
 func sessionToken(c *gin.Context, ct *container, ranges []int, lsn uint64) {
-	var b strings.Builder
+	var buf [32]byte // one range's token without allocating
+	b := buf[:0]
 	for i, r := range ranges {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		b.WriteString(strconv.Itoa(r))
-		b.WriteString(":-1#")
-		b.WriteString(itoa(lsn))
+		b = strconv.AppendInt(b, int64(r), 10)
+		b = append(b, ":-1#"...)
+		b = strconv.AppendUint(b, lsn, 10)
 	}
 	// Keys as the service writes them and one array for the four values,
 	// as common sets its headers.
 	h := c.Writer.Header()
 	v := make([]string, 4)
-	v[0], v[1], v[2] = b.String(), ct.rid(), "dbs/"+strings.Replace(ct.en.Name, "/", "/colls/", 1)
+	v[0], v[1], v[2] = string(b), ct.rid(), ct.altPath
 	h[sessionTokenKey] = v[0:1:1]
 	h[contentPathKey] = v[1:2:2]
 	h[altContentPathKey] = v[2:3:3]

@@ -218,8 +218,10 @@ func (s *Server) replaceOffer(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	r.meta = m
-	doc := offerDoc(r)
+	// r is shared (lookup): the answer is of a copy with the new meta.
+	updated := *r
+	updated.meta = m
+	doc := offerDoc(&updated)
 	writeResource(c, http.StatusOK, next.ETag, doc, true)
 }
 

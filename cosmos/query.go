@@ -410,7 +410,7 @@ func (s *Server) queryItems(c *gin.Context, ct *container) {
 			s.writeError(c, err)
 			return
 		}
-		c.Data(http.StatusOK, "application/json", s.queryPlan(c, ct, qr))
+		writeJSON(c, http.StatusOK, s.queryPlan(c, ct, qr))
 		return
 	}
 	if s.refuseUnindexedOrderBy(c, ct, qr.q) {

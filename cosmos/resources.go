@@ -74,14 +74,23 @@ type offerState struct {
 	ETag         string `json:"etag"`
 }
 
-// resource is a database or container found by its link.
+// resource is a database or container found by its link. One found
+// through lookup is shared by every request that finds the same entity
+// with the same meta, and nothing changes it: a handler that needs another
+// meta copies it (m := r.meta) or the resource (r2 := *r).
 type resource struct {
+	// en is the entity as lookup found it: its identity (key, kind,
+	// parent, creation) holds while the resource is handed out, but not
+	// its figures (LastSeq), which the engine moves on.
 	en   core.Entity
 	meta meta
+	// ridText is meta.RID's text, and altPath the resource's name-based
+	// path ("dbs/db/colls/c"), which every item response sends.
+	ridText, altPath string
 }
 
 // rid returns the resource's _rid text.
-func (r *resource) rid() string { return ridText(r.meta.RID) }
+func (r *resource) rid() string { return r.ridText }
 
 // lookup finds the resource of key k and kind kind, or a 404.
 func (s *Server) lookup(k core.EntityKey, kind string) (*resource, error) {
@@ -89,11 +98,10 @@ func (s *Server) lookup(k core.EntityKey, kind string) (*resource, error) {
 	if !ok || en.Kind != kind {
 		return nil, errNotFound()
 	}
-	r := &resource{en: en}
-	if m, ok := s.metas.get(k, en.Meta); ok {
-		r.meta = m
+	if r := s.metas.get(en); r != nil {
 		return r, nil
 	}
+	r := &resource{en: en}
 	if err := json.Unmarshal(en.Meta, &r.meta); err != nil {
 		return nil, fmt.Errorf("meta of %v: %w", k, err)
 	}
@@ -103,47 +111,46 @@ func (s *Server) lookup(k core.EntityKey, kind string) (*resource, error) {
 		}
 	}
 	r.meta.uniqueSplit = splitUniqueKeys(r.meta.UniqueKeys)
-	s.metas.put(k, en.Meta, r.meta)
+	r.ridText = ridText(r.meta.RID)
+	r.altPath = "dbs/" + strings.Replace(en.Name, "/", "/colls/", 1)
+	s.metas.put(r)
 	return r, nil
 }
 
 // maxCachedMetas bounds a metaCache, which is emptied when full.
 const maxCachedMetas = 1024
 
-// metaCache keeps the meta lookup parsed, by entity, with the bytes it was
-// parsed from, so that an item request does not parse its container's meta
-// again (a tenth of a point read's time). A meta it hands out is shared:
-// its callers copy before they change it (m := r.meta; m.Offer = ...).
+// metaCache keeps the resources lookup built, by entity, so that an item
+// request neither parses its container's meta again (a tenth of a point
+// read's time) nor copies it. A resource is kept with the entity's handle
+// and the meta bytes it was parsed from, and handed out while both are
+// the same: an entity deleted and created again under its name, or whose
+// meta changed, is parsed anew.
 type metaCache struct {
 	mu lockorder.Mutex
-	m  map[core.EntityKey]cachedMeta
+	m  map[core.EntityKey]*resource
 }
 
-// cachedMeta is a meta and the bytes it was parsed from.
-type cachedMeta struct {
-	raw  []byte
-	meta meta
-}
-
-// get returns the meta parsed from raw for entity k, if kept.
-func (c *metaCache) get(k core.EntityKey, raw []byte) (meta, bool) {
+// get returns the resource kept for en, if en has not changed since.
+func (c *metaCache) get(en core.Entity) *resource {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cm, ok := c.m[k]
-	if !ok || !bytes.Equal(cm.raw, raw) {
-		return meta{}, false
+	r := c.m[en.EntityKey]
+	if r == nil || r.en.Handle != en.Handle || !bytes.Equal(r.en.Meta, en.Meta) {
+		return nil
 	}
-	return cm.meta, true
+	return r
 }
 
-// put keeps m, parsed from raw, for entity k.
-func (c *metaCache) put(k core.EntityKey, raw []byte, m meta) {
+// put keeps r, whose en.Meta must be its own copy.
+func (c *metaCache) put(r *resource) {
+	r.en.Meta = bytes.Clone(r.en.Meta)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxCachedMetas {
-		c.m = make(map[core.EntityKey]cachedMeta)
+		c.m = make(map[core.EntityKey]*resource)
 	}
-	c.m[k] = cachedMeta{raw: bytes.Clone(raw), meta: m}
+	c.m[r.en.EntityKey] = r
 }
 
 // splitPath splits a partition key path "/a/b" into its segments; a segment

@@ -20,8 +20,30 @@ func writeResource(c *gin.Context, status int, etag string, body []byte, write b
 		c.Writer.WriteHeaderNow()
 		return
 	}
-	c.Data(status, "application/json", body)
+	writeJSON(c, status, body)
 }
+
+// writeJSON answers status with body, a JSON document, as gin's Data
+// does but through no renderer and with one Content-Type value that every
+// answer shares (nothing writes to it).
+func writeJSON(c *gin.Context, status int, body []byte) {
+	h := c.Writer.Header()
+	if _, ok := h[contentTypeKey]; !ok {
+		h[contentTypeKey] = jsonContentType
+	}
+	c.Status(status)
+	if status == http.StatusNoContent || status == http.StatusNotModified || status < 200 {
+		c.Writer.WriteHeaderNow()
+		return
+	}
+	c.Writer.Write(body)
+}
+
+// contentTypeKey and jsonContentType are an http.Header's key and value
+// for a JSON answer.
+const contentTypeKey = "Content-Type"
+
+var jsonContentType = []string{"application/json"}
 
 // etagKey is etag's key in an http.Header, as the service writes it.
 const etagKey = "etag"
@@ -60,5 +82,5 @@ func writeFeed(c *gin.Context, rid, field string, rows [][]byte, continuation st
 	if continuation != "" {
 		h.Set(hdrContinuation, continuation)
 	}
-	c.Data(http.StatusOK, "application/json", b)
+	writeJSON(c, http.StatusOK, b)
 }

@@ -54,6 +54,14 @@ func (s *Server) byName(h http.Handler) http.Handler {
 // container segments replaced by their ids, and the link it is signed for,
 // when p is rid-based.
 func (s *Server) namePath(p string) (path, link string, ok bool) {
+	// Most paths are name-based: told without splitting them, by the
+	// database segment, which as a _rid is 8 characters.
+	if len(p) < 13 || p[0] != '/' || p[4] != '/' {
+		return "", "", false
+	}
+	if n := strings.IndexByte(p[5:], '/'); n != 8 && (n >= 0 || len(p) != 13) {
+		return "", "", false
+	}
 	segs := strings.Split(p, "/") // "", "dbs", db, "colls", coll, ...
 	if len(segs) < 3 || segs[0] != "" || !strings.EqualFold(segs[1], "dbs") || len(segs[2]) != 8 {
 		return "", "", false

@@ -70,7 +70,7 @@ func (s *Server) executeSproc(c *gin.Context) {
 	if strings.EqualFold(rqScriptEnableLogging.of(c), "true") {
 		c.Header("x-ms-documentdb-script-log-results", escapeLog(strings.Join(res.Log, "\n")))
 	}
-	c.Data(http.StatusOK, "application/json", res.Body)
+	writeJSON(c, http.StatusOK, res.Body)
 }
 
 // sprocArgs reads a stored procedure's arguments: the body's JSON array
@@ -100,9 +100,7 @@ func (ct *container) selfLink() string {
 	return "dbs/" + ridText(ct.meta.RID[:4]) + "/colls/" + ct.rid() + "/"
 }
 
-func (ct *container) altLink() string {
-	return "dbs/" + strings.Replace(ct.en.Name, "/", "/colls/", 1)
-}
+func (ct *container) altLink() string { return ct.altPath }
 
 // scriptError is a script's failure as the service answers it.
 func scriptError(err error) error {

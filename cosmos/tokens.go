@@ -8,7 +8,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -75,15 +74,10 @@ func (s *Server) tokenMAC(payload []byte) []byte {
 	return mac.Sum(nil)
 }
 
-// readToken returns the claims of auth, an Authorization header, when it
-// is a resource token (ok); valid says whether its signature is the
-// account key's.
+// readToken returns the claims of auth, an Authorization header's text
+// (authText), when it is a resource token (ok); valid says whether its
+// signature is the account key's.
 func (s *Server) readToken(auth string) (cl tokenClaims, ok, valid bool) {
-	if !strings.HasPrefix(auth, "type=resource") {
-		if u, err := url.QueryUnescape(auth); err == nil {
-			auth = u
-		}
-	}
 	rest, ok := strings.CutPrefix(auth, tokenPrefix)
 	if !ok {
 		return cl, strings.HasPrefix(auth, "type=resource"), false

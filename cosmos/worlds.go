@@ -162,9 +162,9 @@ func (s *Server) findWorld(r *http.Request, auth string, worlds []*Server) (*Ser
 
 // checkedSignature reports whether the port checked, with s's key, that the
 // request's master signature signs payload.
-func (s *Server) checkedSignature(r *http.Request, payload string) bool {
+func (s *Server) checkedSignature(r *http.Request, payload []byte) bool {
 	v, ok := r.Context().Value(signedKey{}).(signed)
-	return ok && v.by == s && v.payload == payload
+	return ok && v.by == s && v.payload == string(payload)
 }
 
 // signer returns whether a world's key signed the request whose
@@ -172,16 +172,17 @@ func (s *Server) checkedSignature(r *http.Request, payload string) bool {
 // is its own claims signed with the account key (no payload); a master
 // token signs a payload of masterPayloads.
 func signer(r *http.Request, auth string) func(*Server) (string, bool) {
+	text := authText(auth)
 	if strings.HasPrefix(auth, "type=resource") || strings.HasPrefix(auth, "type%3Dresource") {
 		return func(x *Server) (string, bool) {
-			_, _, valid := x.readToken(auth)
+			_, _, valid := x.readToken(text)
 			return "", valid
 		}
 	}
 	payloads := masterPayloads(r)
 	return func(x *Server) (string, bool) {
 		for _, p := range payloads {
-			if p != "" && x.signatureOK(auth, p) {
+			if p != "" && x.signatureOK(text, []byte(p)) {
 				return p, true
 			}
 		}
