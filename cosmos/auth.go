@@ -1,13 +1,13 @@
 package cosmos
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"hash"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -33,8 +33,9 @@ func (s *Server) authorize() gin.HandlerFunc {
 			s.writeError(c, errorf(http.StatusUnauthorized, "Required Header authorization is missing. Ensure a valid Authorization token is passed."))
 			return
 		}
-		auth = authText(auth)
-		if cl, ok, valid := s.readToken(auth); ok {
+		var buf [160]byte // the text of a master token, on the stack
+		text := authText(buf[:0], auth)
+		if cl, ok, valid := s.readToken(text); ok {
 			// A resource token carries its own validity, on lapse's
 			// clock; the SDKs send no date with it.
 			err := errTokenInvalid()
@@ -79,7 +80,7 @@ func (s *Server) authorize() gin.HandlerFunc {
 			link = l
 		}
 		payload := appendPayload(make([]byte, 0, len(c.Request.Method)+len(typ)+len(link)+len(date)+5), c.Request.Method, typ, link, date)
-		if !s.checkedSignature(c.Request, payload) && !s.signatureOK(auth, payload) {
+		if !s.checkedSignature(c.Request, payload) && !s.signatureOK(text, payload) {
 			s.writeError(c, errorf(http.StatusUnauthorized,
 				"The input authorization token can't serve the request. The wrong key is being used or the expected payload is not built as per the protocol. For more info: https://aka.ms/cosmosdb-tsg-mac-token. Server used the following payload to sign: '%s'",
 				payload))
@@ -120,17 +121,41 @@ func appendLower(b []byte, s string) []byte {
 	return b
 }
 
-// authText returns an Authorization header's text, unescaped: the SDKs
-// send a master token query-escaped, and a resource token as the service
-// handed it out, escaped or not.
-func authText(auth string) string {
+// authText appends to buf an Authorization header's text, unescaped: the
+// SDKs send a master token query-escaped, and a resource token as the
+// service handed it out, escaped or not. A header that is not a valid
+// escape is its own text.
+func authText(buf []byte, auth string) []byte {
 	if strings.HasPrefix(auth, "type=resource") {
-		return auth
+		return append(buf, auth...)
 	}
-	if u, err := url.QueryUnescape(auth); err == nil {
-		return u
+	start := len(buf)
+	for i := 0; i < len(auth); i++ {
+		switch ch := auth[i]; ch {
+		case '%':
+			if i+2 >= len(auth) || !isHex(auth[i+1]) || !isHex(auth[i+2]) {
+				return append(buf[:start], auth...)
+			}
+			buf = append(buf, unhex(auth[i+1])<<4|unhex(auth[i+2]))
+			i += 2
+		case '+':
+			buf = append(buf, ' ')
+		default:
+			buf = append(buf, ch)
+		}
 	}
-	return auth
+	return buf
+}
+
+// unhex is the value of c, a hex digit.
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
 }
 
 // parsedDate is a request's date header and its time.
@@ -157,31 +182,31 @@ func (s *Server) parseDate(date string) (time.Time, error) {
 // signatureOK reports whether auth, an Authorization header's text
 // (authText), is a master token whose signature of payload is made with
 // the account key.
-func (s *Server) signatureOK(auth string, payload []byte) bool {
-	var typ, sig string
-	for part := range strings.SplitSeq(auth, "&") {
-		k, v, _ := strings.Cut(part, "=")
-		switch k {
+func (s *Server) signatureOK(auth, payload []byte) bool {
+	var typ, sig []byte
+	for rest := auth; len(rest) > 0; {
+		var part []byte
+		part, rest, _ = bytes.Cut(rest, []byte("&"))
+		k, v, _ := bytes.Cut(part, []byte("="))
+		switch string(k) {
 		case "type":
 			typ = v
 		case "sig":
 			sig = v
 		}
 	}
-	if typ == "aad" {
-		return s.emulatorTokenOK(sig)
+	if string(typ) == "aad" {
+		return s.emulatorTokenOK(string(sig))
 	}
-	if typ != "master" || sig == "" {
+	if string(typ) != "master" || len(sig) == 0 {
 		return false
 	}
 	var sum [sha256.Size]byte
-	// On the stack: a signature's 44 characters and the 33 bytes they
-	// take to decode.
-	var text, got [64]byte
-	if len(sig) > len(text) {
+	var got [64]byte // on the stack: a signature takes 33 bytes to decode
+	if base64.StdEncoding.DecodedLen(len(sig)) > len(got) {
 		return false
 	}
-	n, err := base64.StdEncoding.Decode(got[:], text[:copy(text[:], sig)])
+	n, err := base64.StdEncoding.Decode(got[:], sig)
 	if err != nil {
 		return false
 	}

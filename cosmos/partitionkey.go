@@ -52,6 +52,10 @@ func parseKeyHeader(r *http.Request) (pk partitionKey, present bool, err error) 
 	if h == "" {
 		return nil, false, nil
 	}
+	if s, ok := plainStringKey(h); ok {
+		// Most keys: one string of printable ASCII, which needs no decoder.
+		return partitionKey{s}, true, nil
+	}
 	v, err := query.Decode([]byte(fixBigEscapes(h)))
 	if err != nil {
 		return nil, true, errorf(http.StatusBadRequest, "Partition key %s is invalid.", h)
@@ -61,6 +65,21 @@ func parseKeyHeader(r *http.Request) (pk partitionKey, present bool, err error) 
 		return nil, true, errorf(http.StatusBadRequest, "Partition key %s is invalid.", h)
 	}
 	return partitionKey(arr), true, nil
+}
+
+// plainStringKey returns s when h is ["s"] and s is printable ASCII with
+// no quote or backslash: what query.Decode would make of it.
+func plainStringKey(h string) (string, bool) {
+	if len(h) < 4 || h[:2] != `["` || h[len(h)-2:] != `"]` {
+		return "", false
+	}
+	s := h[2 : len(h)-2]
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return s, true
 }
 
 // fixBigEscapes turns \UXXXXXXXX escapes into the characters they stand for.

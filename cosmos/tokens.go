@@ -1,6 +1,7 @@
 package cosmos
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -77,10 +78,13 @@ func (s *Server) tokenMAC(payload []byte) []byte {
 // readToken returns the claims of auth, an Authorization header's text
 // (authText), when it is a resource token (ok); valid says whether its
 // signature is the account key's.
-func (s *Server) readToken(auth string) (cl tokenClaims, ok, valid bool) {
-	rest, ok := strings.CutPrefix(auth, tokenPrefix)
+func (s *Server) readToken(auth []byte) (cl tokenClaims, ok, valid bool) {
+	if !bytes.HasPrefix(auth, []byte("type=resource")) {
+		return cl, false, false
+	}
+	rest, ok := strings.CutPrefix(string(auth), tokenPrefix)
 	if !ok {
-		return cl, strings.HasPrefix(auth, "type=resource"), false
+		return cl, true, false
 	}
 	sig, claims, _ := strings.Cut(strings.TrimSuffix(rest, ";"), ";")
 	got, err1 := base64.RawURLEncoding.DecodeString(sig)

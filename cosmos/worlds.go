@@ -172,7 +172,7 @@ func (s *Server) checkedSignature(r *http.Request, payload []byte) bool {
 // is its own claims signed with the account key (no payload); a master
 // token signs a payload of masterPayloads.
 func signer(r *http.Request, auth string) func(*Server) (string, bool) {
-	text := authText(auth)
+	text := authText(nil, auth)
 	if strings.HasPrefix(auth, "type=resource") || strings.HasPrefix(auth, "type%3Dresource") {
 		return func(x *Server) (string, bool) {
 			_, _, valid := x.readToken(text)
