@@ -62,6 +62,10 @@ type benchConfig struct {
 	// CeilingOwnHTTP1 makes the ceiling serve with httpserver's own
 	// HTTP/1.1 loop, lapse's, rather than net/http's server.
 	CeilingOwnHTTP1 bool
+	// CeilingWork is CPU time the ceiling spends on each request before
+	// it answers: a server's own time per request, to see what it costs
+	// the client's rate.
+	CeilingWork time.Duration
 	// Servers, when set, makes lapse-bench start them itself and run the
 	// scenarios against each in turn, Rounds times, and compare them with
 	// References (bench_side.go).
@@ -127,7 +131,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	if c.CeilingAddr != "" {
-		if err := serveCosmosCeiling(ctx, c.CeilingAddr, c.CeilingTLS, c.CeilingOwnHTTP1, stdout); err != nil {
+		if err := serveCosmosCeiling(ctx, c.CeilingAddr, c.CeilingTLS, c.CeilingOwnHTTP1, c.CeilingWork, stdout); err != nil {
 			fmt.Fprintf(stderr, "lapse-bench: --serve-cosmos-ceiling: %s\n", oneLine(err))
 			return 1
 		}
@@ -243,6 +247,8 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchConfig, error) {
 		"server could let the client do on this machine; point --cosmos-url of another lapse-bench at it")
 	fs.BoolVar(&c.CeilingTLS, "ceiling-tls", false, "serve the --serve-cosmos-ceiling account over HTTPS (a self-signed certificate), as emulators serve theirs")
 	fs.BoolVar(&c.CeilingOwnHTTP1, "ceiling-own-http1", false, "serve the --serve-cosmos-ceiling account with lapse's own HTTP/1.1 loop, as lapse serves Cosmos DB, rather than net/http's server, as cosmium does")
+	fs.DurationVar(&c.CeilingWork, "ceiling-work", 0, "CPU time the --serve-cosmos-ceiling account spends computing on each request before it answers, as a\n"+
+		"server's own work would: what a server's time per request costs the client's rate")
 	fs.Var(&c.Servers, "server", "NAME=COMMAND: a server to run the cosmos scenarios against side by side with the others given\n"+
 		"(twice or more): lapse-bench starts it with COMMAND (split at spaces, no shell) for each round, a fresh\n"+
 		"one each time, runs the scenarios against it over HTTPS, with its CPU measured, and stops it (SIGTERM).\n"+

@@ -97,10 +97,22 @@ func cosmosCeiling(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// ceilingHandler is cosmosCeiling after work of CPU time on each request.
+func ceilingHandler(work time.Duration) http.Handler {
+	if work <= 0 {
+		return http.HandlerFunc(cosmosCeiling)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for end := time.Now().Add(work); time.Now().Before(end); {
+		}
+		cosmosCeiling(w, r)
+	})
+}
+
 // serveCosmosCeiling serves the ceiling on addr until ctx ends, over HTTPS
 // when withTLS, with httpserver's own HTTP/1.1 loop when ownHTTP1 (else
-// net/http's server), saying where on out.
-func serveCosmosCeiling(ctx context.Context, addr string, withTLS, ownHTTP1 bool, out io.Writer) error {
+// net/http's server), spending work on each request, saying where on out.
+func serveCosmosCeiling(ctx context.Context, addr string, withTLS, ownHTTP1 bool, work time.Duration, out io.Writer) error {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
@@ -122,7 +134,7 @@ func serveCosmosCeiling(ctx context.Context, addr string, withTLS, ownHTTP1 bool
 	if ownHTTP1 {
 		// As lapse serves Cosmos DB: TLS told from plain HTTP by the
 		// first byte, the own loop.
-		s := httpserver.New("Cosmos DB ceiling", addr, http.HandlerFunc(cosmosCeiling), nil)
+		s := httpserver.New("Cosmos DB ceiling", addr, ceilingHandler(work), nil)
 		if tlsConfig != nil {
 			s.ServeTLS(tlsConfig)
 		}
@@ -139,7 +151,7 @@ func serveCosmosCeiling(ctx context.Context, addr string, withTLS, ownHTTP1 bool
 	if tlsConfig != nil {
 		l = tls.NewListener(l, tlsConfig)
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(cosmosCeiling), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: ceilingHandler(work), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(out, "lapse-bench: the Cosmos DB ceiling answers on %s://%s/ (keeps nothing; --cosmos-url of the cosmos scenarios but cosmos-query-pk)\n", scheme, l.Addr())
 	go func() {
 		<-ctx.Done()

@@ -20,13 +20,17 @@ import (
 // TestCosmosCeilingAnswersTheScenarios serves the ceiling as
 // --serve-cosmos-ceiling does, over HTTP and over HTTPS (--ceiling-tls),
 // on net/http's server and on the own HTTP/1.1 loop (--ceiling-own-http1),
-// runs against it every cosmos scenario it answers, each of which checks
-// what it reads, and stops it.
+// and with work on each request (--ceiling-work), runs against it every
+// cosmos scenario it answers, each of which checks what it reads, and
+// stops it.
 func TestCosmosCeilingAnswersTheScenarios(t *testing.T) {
 	t.Run("http", func(t *testing.T) { testCosmosCeiling(t, "http") })
 	t.Run("https", func(t *testing.T) { testCosmosCeiling(t, "https", "--ceiling-tls") })
 	t.Run("http-own", func(t *testing.T) { testCosmosCeiling(t, "http", "--ceiling-own-http1") })
 	t.Run("https-own", func(t *testing.T) { testCosmosCeiling(t, "https", "--ceiling-tls", "--ceiling-own-http1") })
+	t.Run("https-own-work", func(t *testing.T) {
+		testCosmosCeiling(t, "https", "--ceiling-tls", "--ceiling-own-http1", "--ceiling-work", "20us")
+	})
 }
 
 func testCosmosCeiling(t *testing.T, scheme string, flags ...string) {
