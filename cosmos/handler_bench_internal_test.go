@@ -30,7 +30,7 @@ func BenchmarkHandlerPointRead(b *testing.B) {
 	}
 	h := s.handler()
 	date := now.UTC().Format(http.TimeFormat)
-	request := func(verb, path, typ, link string, body []byte) *http.Request {
+	request := func(verb, path, typ, link string, body []byte, pk string) *http.Request {
 		r, err := http.NewRequest(verb, "https://127.0.0.1:8081"+path, bytes.NewReader(body))
 		if err != nil {
 			b.Fatal(err)
@@ -41,7 +41,9 @@ func BenchmarkHandlerPointRead(b *testing.B) {
 		r.Header.Set("X-Ms-Cosmos-Sdk-Supportedcapabilities", "1")
 		r.Header.Set("X-Ms-Date", date)
 		r.Header.Set("X-Ms-Version", "2020-11-05")
-		r.Header.Set("X-Ms-Documentdb-Partitionkey", `["pk-000"]`)
+		if pk != "" {
+			r.Header.Set("X-Ms-Documentdb-Partitionkey", pk)
+		}
 		k, _ := base64.StdEncoding.DecodeString(EmulatorKey)
 		mac := hmac.New(sha256.New, k)
 		mac.Write(appendPayload(nil, verb, typ, link, date))
@@ -57,11 +59,11 @@ func BenchmarkHandlerPointRead(b *testing.B) {
 			b.Fatalf("%s %s: status %d, want %d", r.Method, r.URL.Path, w.status, want)
 		}
 	}
-	serve(request("POST", "/dbs", "dbs", "", []byte(`{"id":"db"}`)), http.StatusCreated)
-	serve(request("POST", "/dbs/db/colls", "colls", "dbs/db", []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash"}}`)), http.StatusCreated)
+	serve(request("POST", "/dbs", "dbs", "", []byte(`{"id":"db"}`), ""), http.StatusCreated)
+	serve(request("POST", "/dbs/db/colls", "colls", "dbs/db", []byte(`{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash"}}`), ""), http.StatusCreated)
 	item := `{"id":"item-0000000","pk":"pk-000","body":"` + strings.Repeat("x", 900) + `"}`
-	serve(request("POST", "/dbs/db/colls/c/docs", "docs", "dbs/db/colls/c", []byte(item)), http.StatusCreated)
-	read := request("GET", "/dbs/db/colls/c/docs/item-0000000", "docs", "dbs/db/colls/c/docs/item-0000000", nil)
+	serve(request("POST", "/dbs/db/colls/c/docs", "docs", "dbs/db/colls/c", []byte(item), `["pk-000"]`), http.StatusCreated)
+	read := request("GET", "/dbs/db/colls/c/docs/item-0000000", "docs", "dbs/db/colls/c/docs/item-0000000", nil, `["pk-000"]`)
 	b.ReportAllocs()
 	for b.Loop() {
 		serve(read, http.StatusOK)

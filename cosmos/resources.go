@@ -98,7 +98,7 @@ func (s *Server) lookup(k core.EntityKey, kind string) (*resource, error) {
 	if !ok || en.Kind != kind {
 		return nil, errNotFound()
 	}
-	if r := s.metas.get(en); r != nil {
+	if r := s.resources.get(en); r != nil {
 		return r, nil
 	}
 	r := &resource{en: en}
@@ -113,26 +113,26 @@ func (s *Server) lookup(k core.EntityKey, kind string) (*resource, error) {
 	r.meta.uniqueSplit = splitUniqueKeys(r.meta.UniqueKeys)
 	r.ridText = ridText(r.meta.RID)
 	r.altPath = "dbs/" + strings.Replace(en.Name, "/", "/colls/", 1)
-	s.metas.put(r)
+	s.resources.put(r)
 	return r, nil
 }
 
-// maxCachedMetas bounds a metaCache, which is emptied when full.
-const maxCachedMetas = 1024
+// maxCachedResources bounds a resourceCache, which is emptied when full.
+const maxCachedResources = 1024
 
-// metaCache keeps the resources lookup built, by entity, so that an item
+// resourceCache keeps the resources lookup built, by entity, so that an item
 // request neither parses its container's meta again (a tenth of a point
 // read's time) nor copies it. A resource is kept with the entity's handle
 // and the meta bytes it was parsed from, and handed out while both are
 // the same: an entity deleted and created again under its name, or whose
 // meta changed, is parsed anew.
-type metaCache struct {
+type resourceCache struct {
 	mu lockorder.Mutex
 	m  map[core.EntityKey]*resource
 }
 
 // get returns the resource kept for en, if en has not changed since.
-func (c *metaCache) get(en core.Entity) *resource {
+func (c *resourceCache) get(en core.Entity) *resource {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := c.m[en.EntityKey]
@@ -143,11 +143,11 @@ func (c *metaCache) get(en core.Entity) *resource {
 }
 
 // put keeps r, whose en.Meta must be its own copy.
-func (c *metaCache) put(r *resource) {
+func (c *resourceCache) put(r *resource) {
 	r.en.Meta = bytes.Clone(r.en.Meta)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= maxCachedMetas {
+	if c.m == nil || len(c.m) >= maxCachedResources {
 		c.m = make(map[core.EntityKey]*resource)
 	}
 	c.m[r.en.EntityKey] = r

@@ -98,11 +98,11 @@ type Server struct {
 	acts  activityIDs
 	macs  sync.Pool // HMAC-SHA256s of key, for signatureOK
 	// lastDate is the last request date authorize parsed (parseDate).
-	lastDate atomic.Pointer[parsedDate]
-	metas    metaCache
-	rids     ridIndex
-	docNums  docNumbers
-	account  accountSettings
+	lastDate  atomic.Pointer[parsedDate]
+	resources resourceCache
+	rids      ridIndex
+	docNums   docNumbers
+	account   accountSettings
 	// versions are the containers' changes for the all-versions-and-deletes
 	// change feed (versions.go).
 	versions versionLogs

@@ -201,11 +201,10 @@ func masterPayloads(r *http.Request) [2]string {
 	if date == "" {
 		date = rqDate.ofRequest(r)
 	}
-	verb, date := strings.ToLower(r.Method), strings.ToLower(date)
 	typ, link, ridLink := resourceOfPath(r.URL.EscapedPath())
-	out := [2]string{verb + "\n" + typ + "\n" + link + "\n" + date + "\n\n"}
+	out := [2]string{string(appendPayload(nil, r.Method, typ, link, date))}
 	if ridLink != "" {
-		out[1] = verb + "\n" + typ + "\n" + ridLink + "\n" + date + "\n\n"
+		out[1] = string(appendPayload(nil, r.Method, typ, ridLink, date))
 	}
 	return out
 }
