@@ -54,6 +54,11 @@ type http1Server struct {
 	log         *slog.Logger
 	connState   func(net.Conn, http.ConnState)
 	connContext func(context.Context, net.Conn) context.Context
+	// headerTimeout bounds a request's line and headers, bodyTimeout its
+	// body (Server.SetBodyTimeout); the watchdog enforces both.
+	headerTimeout, bodyTimeout time.Duration
+	// start is the origin of the watchdog's clock (clock).
+	start time.Time
 
 	closing atomic.Bool // Shutdown or Close was called
 	date    atomic.Pointer[http1Date]
@@ -61,6 +66,9 @@ type http1Server struct {
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	conns     map[*http1Conn]struct{}
+	watching  bool          // the watchdog runs
+	drained   chan struct{} // closed once closing with no connection left
+	isDrained bool
 }
 
 // http1Date is the Date header of the answers of one second.
@@ -69,10 +77,65 @@ type http1Date struct {
 	text string
 }
 
-func newHTTP1Server(handler http.Handler, log *slog.Logger, connState func(net.Conn, http.ConnState), connContext func(context.Context, net.Conn) context.Context) *http1Server {
+func newHTTP1Server(handler http.Handler, log *slog.Logger, connState func(net.Conn, http.ConnState), connContext func(context.Context, net.Conn) context.Context, headerTimeout, bodyTimeout time.Duration) *http1Server {
 	return &http1Server{
 		handler: handler, log: log, connState: connState, connContext: connContext,
+		headerTimeout: headerTimeout, bodyTimeout: bodyTimeout, start: time.Now(),
 		listeners: make(map[net.Listener]struct{}), conns: make(map[*http1Conn]struct{}),
+		drained: make(chan struct{}),
+	}
+}
+
+// The read timeouts of the own loop's connections (a request's headers
+// and its body) are kept by one watchdog goroutine per server, not by a
+// read deadline armed for each request: arming a deadline starts a
+// runtime timer, and starting one wakes an idle processor's thread to
+// watch it, a wake-up per request that cost lapse about a tenth of its
+// rate in point reads at one worker on two cores (docs/benchmarks.md). A
+// connection says by when its next read is to be done (readWithin, an
+// atomic store); the watchdog, ticking at a tenth of the shorter timeout
+// (at most a second), cuts a read that is late with a deadline in the
+// past. A timeout thus ends up to a tick after its bound.
+
+// http1Cut is the readBy of a connection whose read the watchdog cut.
+const http1Cut = -1
+
+// clock is the watchdog's time: nanoseconds since the server started, on
+// the monotonic clock.
+func (s *http1Server) clock() int64 { return int64(time.Since(s.start)) }
+
+// watchdogTick is how often the watchdog looks: a tenth of the shorter
+// timeout, between 5 ms and a second.
+func (s *http1Server) watchdogTick() time.Duration {
+	return min(max(min(s.headerTimeout, s.bodyTimeout)/10, 5*time.Millisecond), time.Second)
+}
+
+// watch is the watchdog: it cuts the connections' late reads until the
+// server is closing and has no connection left.
+func (s *http1Server) watch() {
+	t := time.NewTicker(s.watchdogTick())
+	defer t.Stop()
+	for {
+		select {
+		case <-s.drained:
+			return
+		case <-t.C:
+		}
+		now := s.clock()
+		s.mu.Lock()
+		for c := range s.conns {
+			c.cutIfLate(now)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// drainedLocked ends the watchdog once the server is closing and has no
+// connection left.
+func (s *http1Server) drainedLocked() {
+	if s.closing.Load() && len(s.conns) == 0 && !s.isDrained {
+		s.isDrained = true
+		close(s.drained)
 	}
 }
 
@@ -88,6 +151,10 @@ func (s *http1Server) Serve(l net.Listener) error {
 		return http.ErrServerClosed
 	}
 	s.listeners[l] = struct{}{}
+	if !s.watching {
+		s.watching = true
+		go s.watch()
+	}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -148,6 +215,7 @@ func (s *http1Server) forget(c *http1Conn) {
 	if s.connState != nil {
 		s.connState(c.rwc, http.StateClosed)
 	}
+	s.drainedLocked()
 }
 
 // stop marks the server closing and closes its listeners.
@@ -158,6 +226,7 @@ func (s *http1Server) stop() {
 	for l := range s.listeners {
 		l.Close()
 	}
+	s.drainedLocked()
 }
 
 // Shutdown stops accepting, closes the idle connections and waits for
@@ -222,6 +291,12 @@ type http1Conn struct {
 	srv    *http1Server
 	rwc    net.Conn
 	active atomic.Bool // a request is being served (not idle)
+	// readBy is when the read the connection awaits is to be done, on
+	// the server's clock; 0 while it may wait for ever, http1Cut once the
+	// watchdog has cut it (readWithin, cutIfLate).
+	readBy atomic.Int64
+	// cutting is held by the watchdog while it cuts the connection's read.
+	cutting sync.Mutex
 	// cancel ends the context of the connection's requests, when it
 	// closes or the server does (Close).
 	cancel context.CancelFunc
@@ -254,7 +329,7 @@ func (c *http1Conn) serve(ctx context.Context) {
 	c.r = budgetReader{conn: c.rwc, remain: math.MaxInt64}
 	c.br = bufio.NewReaderSize(&c.r, 4<<10)
 	c.bw = bufio.NewWriterSize(c.rwc, 4<<10)
-	c.rwc.SetReadDeadline(time.Now().Add(http1HeaderTimeout))
+	c.readWithin(c.srv.headerTimeout)
 	for first := true; ; first = false {
 		// As net/http's: the first request's header timeout starts
 		// with the connection; a next one is awaited with no deadline
@@ -282,7 +357,7 @@ func (c *http1Conn) serve(ctx context.Context) {
 // serveRequest reads one request, serves it and writes its answer; false
 // when the connection is to close.
 func (c *http1Conn) serveRequest(connCtx context.Context) (keepAlive bool) {
-	c.rwc.SetReadDeadline(time.Now().Add(http1HeaderTimeout))
+	c.readWithin(c.srv.headerTimeout)
 	c.r.remain = http1MaxHeaderBytes
 	req, err := http.ReadRequest(c.br)
 	tooLarge := c.r.remain <= 0
@@ -296,7 +371,6 @@ func (c *http1Conn) serveRequest(connCtx context.Context) (keepAlive bool) {
 		c.closeWrite()
 		return false
 	}
-	c.rwc.SetReadDeadline(time.Time{})
 	req.RemoteAddr = c.remote
 	req.TLS = c.tls
 	ctx, cancel := context.WithCancel(connCtx)
@@ -304,7 +378,12 @@ func (c *http1Conn) serveRequest(connCtx context.Context) (keepAlive bool) {
 	req = req.WithContext(ctx)
 	expect := req.Header.Get("Expect")
 	var body *http1Body
-	if req.Body != http.NoBody {
+	if req.Body == http.NoBody {
+		c.readWithin(0)
+	} else {
+		// The body is bounded from the end of the headers, and no more
+		// once it is read to its end (net/http's limitBody).
+		c.readWithin(c.srv.bodyTimeout)
 		body = &c.body
 		*body = http1Body{rc: req.Body, c: c, expect: req.ProtoAtLeast(1, 1) && hasToken(expect, "100-continue")}
 		req.Body = body
@@ -326,6 +405,7 @@ func (c *http1Conn) serveRequest(connCtx context.Context) (keepAlive bool) {
 	if unread {
 		w.closeAfter = true
 	}
+	c.readWithin(0) // the wait for the next request has no bound
 	if err := w.finish(); err != nil {
 		return false
 	}
@@ -336,6 +416,38 @@ func (c *http1Conn) serveRequest(connCtx context.Context) (keepAlive bool) {
 		c.closeWrite()
 	}
 	return !w.closeAfter
+}
+
+// readWithin bounds the connection's next reads to d from now, until
+// it is called again; d = 0 lifts the bound. When the watchdog has cut a
+// read since the last call, that read has ended (had it failed, the
+// connection would be closing): the deadline the watchdog set is lifted
+// once it is set.
+func (c *http1Conn) readWithin(d time.Duration) {
+	by := int64(0)
+	if d > 0 {
+		by = c.srv.clock() + int64(d)
+	}
+	if c.readBy.Swap(by) == http1Cut {
+		c.cutting.Lock()
+		c.rwc.SetReadDeadline(time.Time{})
+		c.cutting.Unlock()
+	}
+}
+
+// cutIfLate cuts the connection's read when it was to be done by now:
+// the read, and every read after it until readWithin, fails at once with
+// a timeout.
+func (c *http1Conn) cutIfLate(now int64) {
+	by := c.readBy.Load()
+	if by <= 0 || by > now {
+		return
+	}
+	c.cutting.Lock()
+	defer c.cutting.Unlock()
+	if c.readBy.CompareAndSwap(by, http1Cut) {
+		c.rwc.SetReadDeadline(time.Unix(1, 0))
+	}
 }
 
 // runHandler runs the handler; false when it panicked, and the connection

@@ -339,6 +339,7 @@ func (b *http1Body) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if err == io.EOF {
 		b.eof = true
+		b.c.readWithin(0)
 	} else if err != nil {
 		b.err = err
 	}

@@ -39,6 +39,9 @@ type Server struct {
 	conns atomic.Int64
 	// bodyTimeout bounds a request body's arrival (SetBodyTimeout).
 	bodyTimeout time.Duration
+	// headerTimeout bounds a request's line and headers: 0 for
+	// http1HeaderTimeout (tests set it shorter).
+	headerTimeout time.Duration
 	// connContext, if set, gives each connection's requests a context of
 	// its own (SetConnContext).
 	connContext func(ctx context.Context, c net.Conn) context.Context
@@ -134,12 +137,17 @@ func (s *Server) Serve(ln net.Listener) error {
 	if bodyTimeout <= 0 {
 		bodyTimeout = DefaultBodyTimeout
 	}
+	headerTimeout := s.headerTimeout
+	if headerTimeout <= 0 {
+		headerTimeout = http1HeaderTimeout
+	}
 	if s.ownHTTP1 {
-		s.srv = newHTTP1Server(limitBody(s.handler, bodyTimeout), s.log, s.connState, s.connContext)
+		// The own loop bounds bodies itself (its watchdog).
+		s.srv = newHTTP1Server(s.handler, s.log, s.connState, s.connContext, headerTimeout, bodyTimeout)
 	} else {
 		s.srv = &http.Server{
 			Handler:           limitBody(s.handler, bodyTimeout),
-			ReadHeaderTimeout: http1HeaderTimeout,
+			ReadHeaderTimeout: headerTimeout,
 			ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 			ConnState:         s.connState,
 			ConnContext:       s.connContext,
