@@ -19,7 +19,9 @@ const DefaultBodyTimeout = time.Minute
 // its headers have (DefaultBodyTimeout when d is not positive); call it
 // before Open. A body that is not all there in time fails to read: the
 // API answers as it does to a body cut short, and the connection is
-// closed after the answer.
+// closed after the answer. On the own HTTP/1.1 loop the cut comes up to
+// a tick of its watchdog late (a tenth of the shorter of this and the
+// header timeout, at most a second).
 func (s *Server) SetBodyTimeout(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

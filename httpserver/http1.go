@@ -382,7 +382,8 @@ func (c *http1Conn) serveRequest(connCtx context.Context) (keepAlive bool) {
 		c.readWithin(0)
 	} else {
 		// The body is bounded from the end of the headers, and no more
-		// once it is read to its end (net/http's limitBody).
+		// once it is read to its end, as limitBody bounds it on net/http's
+		// loop.
 		c.readWithin(c.srv.bodyTimeout)
 		body = &c.body
 		*body = http1Body{rc: req.Body, c: c, expect: req.ProtoAtLeast(1, 1) && hasToken(expect, "100-continue")}
