@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -83,18 +84,22 @@ type sideRow struct {
 
 // sideRatio compares Server with Reference on Scenario over the rounds
 // that measured both: the median of the per-round ratios of their
-// results, with the lowest and the highest, and the same median of the
-// ratio of the CPU time the servers used per operation (nil when a round
-// lacks it).
+// results, with the lowest and the highest and a confidence interval of
+// the median (medianInterval), and the same median of the ratio of the
+// CPU time the servers used per operation (nil when a round lacks it).
 type sideRatio struct {
-	Scenario  string   `json:"scenario"`
-	Server    string   `json:"server"`
-	Reference string   `json:"reference"`
-	Rounds    int      `json:"rounds"`
-	Ratio     float64  `json:"ratio"`
-	Min       float64  `json:"ratio_min"`
-	Max       float64  `json:"ratio_max"`
-	CPURatio  *float64 `json:"server_cpu_ratio,omitempty"`
+	Scenario  string  `json:"scenario"`
+	Server    string  `json:"server"`
+	Reference string  `json:"reference"`
+	Rounds    int     `json:"rounds"`
+	Ratio     float64 `json:"ratio"`
+	Min       float64 `json:"ratio_min"`
+	Max       float64 `json:"ratio_max"`
+	// Low and High bound the median with probability Confidence.
+	Low        float64  `json:"ratio_interval_low"`
+	High       float64  `json:"ratio_interval_high"`
+	Confidence float64  `json:"ratio_interval_confidence"`
+	CPURatio   *float64 `json:"server_cpu_ratio,omitempty"`
 }
 
 // runSideBySide runs c's rounds and prints their results and ratios; it
@@ -437,6 +442,7 @@ func sideRatios(rows []sideRow, refs []string) []sideRatio {
 				slices.Sort(ratios)
 				r := sideRatio{Scenario: sc, Server: s, Reference: ref, Rounds: len(ratios),
 					Ratio: benchMedian(ratios), Min: ratios[0], Max: ratios[len(ratios)-1]}
+				r.Low, r.High, r.Confidence = medianInterval(ratios)
 				if cpuEvery {
 					slices.Sort(cpu)
 					m := benchMedian(cpu)
@@ -447,6 +453,34 @@ func sideRatios(rows []sideRow, refs []string) []sideRatio {
 		}
 	}
 	return out
+}
+
+// medianInterval is a confidence interval of the median of what sorted
+// (ascending, not empty) was drawn from, assuming nothing of its
+// distribution: the order statistics sorted[k-1] and sorted[n-k], for the
+// largest k whose interval holds the median with a probability of 95% or
+// more. That probability, returned as confidence, is 1 - 2 P(B < k) for B
+// binomial of n and 1/2: each value is below the median with probability
+// 1/2, and the interval misses it when k or more values fall on one side.
+// Below 6 values no interval reaches 95%, and it is the whole range.
+// (For 12 rounds it is the 3rd to the 10th value, at 96%.)
+func medianInterval(sorted []float64) (low, high, confidence float64) {
+	n := len(sorted)
+	// below[j] = P(B <= j), built term by term: C(n, i) / 2^n.
+	term := math.Pow(0.5, float64(n))
+	cum := term
+	k := 1
+	confidence = 1 - 2*cum
+	for j := 1; j < n/2; j++ {
+		term *= float64(n-j+1) / float64(j)
+		next := 1 - 2*(cum+term)
+		if next < 0.95 {
+			break
+		}
+		cum += term
+		k, confidence = j+1, next
+	}
+	return sorted[k-1], sorted[n-k], confidence
 }
 
 // sideTable is the report of a side by side: each server's median result
@@ -494,15 +528,17 @@ func sideTable(rows []sideRow, ratios []sideRatio) string {
 		}
 		fmt.Fprintf(&b, "%-16s %-12s %6d  %-14s %s\n", k.scenario, k.server, len(rs), median, cpuText)
 	}
-	b.WriteString("\nratios: the median of the per-round ratios [lowest, highest]\n")
-	fmt.Fprintf(&b, "%-16s %-24s %-20s %s\n", "scenario", "server / reference", "result", "server CPU per op")
+	b.WriteString("\nratios: the median of the per-round ratios [lowest, highest], and an interval that holds\n" +
+		"the median of such ratios with the probability given (order statistics, no assumption of their distribution)\n")
+	fmt.Fprintf(&b, "%-16s %-24s %-20s %-22s %s\n", "scenario", "server / reference", "result", "interval", "server CPU per op")
 	for _, r := range ratios {
 		cpuText := "n/a"
 		if r.CPURatio != nil {
 			cpuText = strconv.FormatFloat(*r.CPURatio, 'f', 2, 64)
 		}
-		fmt.Fprintf(&b, "%-16s %-24s %-20s %s\n", r.Scenario, r.Server+" / "+r.Reference,
-			fmt.Sprintf("%.2f [%.2f, %.2f]", r.Ratio, r.Min, r.Max), cpuText)
+		fmt.Fprintf(&b, "%-16s %-24s %-20s %-22s %s\n", r.Scenario, r.Server+" / "+r.Reference,
+			fmt.Sprintf("%.2f [%.2f, %.2f]", r.Ratio, r.Min, r.Max),
+			fmt.Sprintf("%.2f-%.2f at %.0f%%", r.Low, r.High, 100*r.Confidence), cpuText)
 	}
 	if slices.Contains(scenarios, sideTotalCPU) {
 		b.WriteString("\n" + sideTotalCPU + ": the server's CPU time in a round, from its start until idle after the\n" +

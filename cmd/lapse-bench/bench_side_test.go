@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -120,9 +121,9 @@ func TestSideBySideTable(t *testing.T) {
 		regexp.MustCompile(`(?m)^cosmos-read +a +1  \d+ ops/s +\d+ µs$`),
 		regexp.MustCompile(`(?m)^cosmos-read +b +1  \d+ ops/s +\d+ µs$`),
 		regexp.MustCompile(`(?m)^ratios: the median of the per-round ratios`),
-		regexp.MustCompile(`(?m)^cosmos-read +b / a +\d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\] +\d+\.\d\d$`),
+		regexp.MustCompile(`(?m)^cosmos-read +b / a +\d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\] +\d+\.\d\d-\d+\.\d\d at \d+% +\d+\.\d\d$`),
 		regexp.MustCompile(`(?m)^server-cpu-total +a +1  \d+\.\d ms +n/a$`),
-		regexp.MustCompile(`(?m)^server-cpu-total +b / a +\d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\] +n/a$`),
+		regexp.MustCompile(`(?m)^server-cpu-total +b / a +\d+\.\d\d \[\d+\.\d\d, \d+\.\d\d\] +\d+\.\d\d-\d+\.\d\d at \d+% +n/a$`),
 		regexp.MustCompile(`(?m)^server-cpu-total: the server's CPU time in a round`),
 	} {
 		if !want.MatchString(stdout.String()) {
@@ -203,10 +204,38 @@ func TestSideRatios(t *testing.T) {
 	}
 	got := sideRatios(rows, []string{"ref"})
 	want := []sideRatio{
-		{Scenario: "s", Server: "x", Reference: "ref", Rounds: 3, Ratio: 1.2, Min: 0.5, Max: 1.5, CPURatio: f(1)},
-		{Scenario: "s", Server: "y", Reference: "ref", Rounds: 2, Ratio: 0.875, Min: 0.75, Max: 1},
+		{Scenario: "s", Server: "x", Reference: "ref", Rounds: 3, Ratio: 1.2, Min: 0.5, Max: 1.5,
+			Low: 0.5, High: 1.5, Confidence: 0.75, CPURatio: f(1)},
+		{Scenario: "s", Server: "y", Reference: "ref", Rounds: 2, Ratio: 0.875, Min: 0.75, Max: 1,
+			Low: 0.75, High: 1, Confidence: 0.5},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("sideRatios (-want +got):\n%s", diff)
+	}
+}
+
+// TestMedianInterval checks the interval against the binomial
+// distribution worked out by hand: the largest k whose order statistics
+// k and n-k+1 hold the median with a probability of 95% or more.
+func TestMedianInterval(t *testing.T) {
+	for _, tc := range []struct {
+		n, k       int
+		confidence float64
+	}{
+		{1, 1, 0},
+		{5, 1, 1 - 2.0/32},       // no interval reaches 95%: the whole range
+		{8, 1, 1 - 2.0/256},      // k = 2 would be 1 - 2*9/256, below 95%
+		{10, 2, 1 - 2*11.0/1024}, // k = 3 would be 1 - 2*56/1024
+		{12, 3, 1 - 2*79.0/4096}, // 1 + 12 + 66 ways for 2 or fewer below
+		{26, 8, 0.9710407257080078},
+	} {
+		sorted := make([]float64, tc.n)
+		for i := range sorted {
+			sorted[i] = float64(i + 1)
+		}
+		low, high, confidence := medianInterval(sorted)
+		if low != float64(tc.k) || high != float64(tc.n-tc.k+1) || math.Abs(confidence-tc.confidence) > 1e-12 {
+			t.Errorf("n=%d: [%v, %v] at %v, want [%d, %d] at %v", tc.n, low, high, confidence, tc.k, tc.n-tc.k+1, tc.confidence)
+		}
 	}
 }
