@@ -466,7 +466,8 @@ func sideRatios(rows []sideRow, refs []string) []sideRatio {
 // (For 12 rounds it is the 3rd to the 10th value, at 96%.)
 func medianInterval(sorted []float64) (low, high, confidence float64) {
 	n := len(sorted)
-	// below[j] = P(B <= j), built term by term: C(n, i) / 2^n.
+	// term is C(n, j) / 2^n, cum is P(B < k): the binomial built a term
+	// at a time.
 	term := math.Pow(0.5, float64(n))
 	cum := term
 	k := 1
